@@ -1,0 +1,291 @@
+"""Lint files: read, prefilter, parse once, index, run every rule in one walk, then filter.
+
+Per file: one ``libcst.parse_module``, one indexing walk (imports, functions, calls), one rule walk
+(all rules batched, flow-sensitive inference), and positions only for the nodes reported. Files
+are checked in parallel; hot paths are resolved across all files of the run afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import tokenize
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from io import BytesIO
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from torchsync_lint.config import Config
+from torchsync_lint.finding import FileError, Finding, LintResult
+from torchsync_lint.inference.context import FileContext
+from torchsync_lint.inference.evaluate import Evaluator
+from torchsync_lint.inference.hotness import CallGraph, FileSummary, summarise
+from torchsync_lint.inference.index import FileIndex
+from torchsync_lint.noqa import Suppressions
+from torchsync_lint.positions import positions
+from torchsync_lint.registry import select_rules
+
+# A file that mentions none of these cannot hold a tensor we could infer.
+PREFILTER = ("torch", "Tensor", "tensor", "cuda", "forward", ".item(")
+COMP_NODES = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+
+
+@dataclass
+class FileReport:
+    """What checking one file gives (picklable, for worker processes)."""
+
+    path: str
+    findings: List[Finding] = field(default_factory=list)
+    hot_only: Dict[str, bool] = field(default_factory=dict)  # code -> rule.hot_only
+    cold: List[bool] = field(default_factory=list)  # per finding: in known-cold code
+    loop_hot: List[bool] = field(default_factory=list)  # per finding: inside a training loop
+    summary: Optional[FileSummary] = None
+    error: Optional[FileError] = None
+    note: Optional[str] = None
+    noqa: Optional[Suppressions] = None
+
+
+def module_name_for(path: str) -> Tuple[str, bool]:
+    """Dotted module name from the package folders (those with ``__init__.py``) above ``path``."""
+    path = os.path.abspath(path)
+    directory, filename = os.path.split(path)
+    stem = os.path.splitext(filename)[0]
+    is_package = stem == "__init__"
+    parts = [] if is_package else [stem]
+    while os.path.isfile(os.path.join(directory, "__init__.py")):
+        directory, name = os.path.split(directory)
+        parts.append(name)
+        if not name:
+            break
+    return ".".join(reversed(parts)), is_package
+
+
+def decode(data: bytes, path: str) -> str:
+    try:
+        encoding, _ = tokenize.detect_encoding(BytesIO(data).readline)
+        return data.decode(encoding)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
+        reason = getattr(exc, "reason", None) or str(exc)
+        raise ValueError(f"cannot decode file ({reason}); save it as UTF-8 or declare its encoding") from None
+
+
+class _Walker(cst.CSTVisitor):
+    """Calls every rule's visit_/leave_ methods from one traversal and keeps the context current."""
+
+    def __init__(self, ctx: FileContext, rules: Sequence) -> None:
+        self.ctx = ctx
+        self.visits: Dict[str, List[Callable]] = {}
+        self.leaves: Dict[str, List[Callable]] = {}
+        for rule in rules:
+            for attr in dir(type(rule)):
+                if attr.startswith("visit_"):
+                    self.visits.setdefault(attr[6:], []).append(getattr(rule, attr))
+                elif attr.startswith("leave_"):
+                    self.leaves.setdefault(attr[6:], []).append(getattr(rule, attr))
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        ctx = self.ctx
+        if isinstance(node, cst.FunctionDef):
+            ctx.enter_function(node)
+        elif isinstance(node, cst.Assign):
+            ctx.mark_stores([t.target for t in node.targets])
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            ctx.mark_stores([node.target])
+        elif isinstance(node, cst.For):
+            ctx.bind_for(node)
+            ctx.enter_loop(node)
+        elif isinstance(node, cst.While):
+            ctx.enter_loop(node)
+        elif isinstance(node, COMP_NODES):
+            comp = node.for_in
+            while comp is not None:  # the element is visited before its for-clauses
+                ctx.bind_comp(comp)
+                comp = comp.inner_for_in
+        for fn in self.visits.get(type(node).__name__, ()):
+            fn(node)
+        return True
+
+    def on_leave(self, node: cst.CSTNode) -> None:
+        for fn in self.leaves.get(type(node).__name__, ()):
+            fn(node)
+        ctx = self.ctx
+        if isinstance(node, cst.Assign):
+            value = ctx.value(node.value)
+            for t in node.targets:
+                ctx.bind(t.target, value)
+        elif isinstance(node, cst.AnnAssign):
+            v = ctx.evaluator.annotation_value(node.annotation.annotation)
+            if node.value is not None and v.kind == "unknown":
+                v = ctx.value(node.value)
+            ctx.bind(node.target, v)
+        elif isinstance(node, cst.NamedExpr):
+            ctx.bind(node.target, ctx.value(node.value))
+        elif isinstance(node, cst.FunctionDef):
+            ctx.leave_function(node)
+        elif isinstance(node, (cst.For, cst.While)):
+            ctx.leave_loop(node)
+
+
+@dataclass
+class Options:
+    select: Tuple[str, ...] = ()
+    ignore: Tuple[str, ...] = ()
+    hot_functions: Tuple[str, ...] = ()
+    cold_functions: Tuple[str, ...] = ()
+
+
+def check_source(source: str, path: str, options: Options, module_name: Optional[str] = None) -> FileReport:
+    """Parse and check one file's text. Never raises for bad input: errors come back in the report."""
+    report = FileReport(path)
+    if not any(word in source for word in PREFILTER):
+        return report
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        report.error = FileError(path, f"syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1)
+        return report
+    except Exception as exc:  # LibCST raises a few other types on exotic input
+        report.error = FileError(path, f"cannot parse: {type(exc).__name__}: {exc}")
+        return report
+    if module_name is None:
+        module_name, is_package = module_name_for(path)
+    else:
+        is_package = os.path.basename(path) == "__init__.py"
+    index = FileIndex(module_name, is_package)
+    module.visit(index)
+    report.summary = summarise(index)
+    rules_classes = select_rules(options.select, options.ignore)
+    evaluator = Evaluator(index, frozenset(options.hot_functions))
+    ctx = FileContext(index, evaluator, frozenset(options.cold_functions))
+    rules = [r(ctx) for r in rules_classes]
+    report.hot_only = {r.code: r.hot_only for r in rules_classes}
+    module.visit(_Walker(ctx, rules))
+    if not ctx.findings:
+        return report
+    report.noqa = Suppressions(source)
+    where = positions(module, (f.node for f in ctx.findings))
+    seen = set()
+    for raw in ctx.findings:
+        rng = where.get(raw.node)
+        if rng is None:
+            continue
+        key = (raw.rule.code, rng.start.line, rng.start.column)
+        if key in seen:
+            continue  # one finding per rule and place, even if two visits reached it
+        seen.add(key)
+        report.findings.append(
+            Finding(path, rng.start.line, rng.start.column + 1, rng.end.line, rng.end.column + 1,
+                    raw.rule.code, raw.rule.name, raw.message, raw.function)
+        )
+        report.cold.append(raw.cold)
+        report.loop_hot.append(raw.hot)
+    return report
+
+
+def check_file(path: str, options: Options) -> FileReport:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        return FileReport(path, error=FileError(path, f"cannot read: {exc.strerror or exc}"))
+    try:
+        source = decode(data, path)
+    except ValueError as exc:
+        return FileReport(path, error=FileError(path, str(exc)))
+    if not source.strip():
+        return FileReport(path, note="empty file, nothing to check")
+    try:
+        return check_source(source, path, options)
+    except RecursionError:
+        return FileReport(path, error=FileError(path, "too deeply nested to analyse (recursion limit)"))
+
+
+def iter_python_files(paths: Iterable[str], config: Config) -> Iterator[Tuple[str, bool]]:
+    """(path, given explicitly) for every .py file under ``paths``; missing paths come back as is."""
+    for p in paths:
+        if os.path.isdir(p):
+            for root, dirs, files in os.walk(p):
+                dirs[:] = sorted(d for d in dirs if not config.is_excluded(os.path.join(root, d)))
+                for f in sorted(files):
+                    if f.endswith((".py", ".pyi")) and not config.is_excluded(f):
+                        yield os.path.join(root, f), False
+        else:
+            yield p, True
+
+
+def classify(findings_reports: Iterable[FileReport], graph: CallGraph, include_cold: bool) -> List[Finding]:
+    out: List[Finding] = []
+    for rep in findings_reports:
+        for finding, cold, loop_hot in zip(rep.findings, rep.cold, rep.loop_hot):
+            if loop_hot or graph.is_hot(finding.function):
+                finding.temperature = "hot"
+            elif cold:
+                finding.temperature = "cold"
+            else:
+                finding.temperature = "unknown"
+            if finding.temperature == "hot":
+                out.append(finding)
+            elif finding.temperature == "cold":
+                if include_cold:
+                    out.append(finding)
+            elif not rep.hot_only.get(finding.code, False) or include_cold:
+                out.append(finding)
+    return out
+
+
+def _suppress(findings: List[Finding], sources: Dict[str, Suppressions], config: Config) -> List[Finding]:
+    kept = []
+    for f in findings:
+        sup = sources.get(f.path)
+        if sup is not None and sup.suppressed(f.code, f.line):
+            continue
+        ignored = config.ignored_for(f.path)
+        if ignored and any(f.code.startswith(p) for p in ignored):
+            continue
+        kept.append(f)
+    return kept
+
+
+def lint_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None,
+               on_note: Optional[Callable[[str], None]] = None) -> LintResult:
+    result = LintResult()
+    options = Options(tuple(config.select), tuple(config.ignore), tuple(config.hot_functions),
+                      tuple(config.cold_functions))
+    files: List[str] = []
+    for path, explicit in iter_python_files(paths, config):
+        if explicit and not os.path.exists(path):
+            result.errors.append(FileError(path, "no such file or directory"))
+            continue
+        files.append(path)
+    files = list(dict.fromkeys(files))
+    jobs = jobs or os.cpu_count() or 1
+    if jobs > 1 and len(files) >= 16:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            reports = list(pool.map(check_file, files, [options] * len(files), chunksize=8))
+    else:
+        reports = [check_file(f, options) for f in files]
+    result.files_checked = len(files)
+    graph = CallGraph((r.summary for r in reports if r.summary is not None), config.hot_functions)
+    for r in reports:
+        if r.error is not None:
+            result.errors.append(r.error)
+        if r.note and on_note is not None and r.path in paths:
+            on_note(f"{r.path}: note: {r.note}")
+    findings = classify(reports, graph, config.include_cold)
+    sources = {r.path: r.noqa for r in reports if r.noqa is not None}
+    result.findings = sorted(_suppress(findings, sources, config), key=Finding.sort_key)
+    return result
+
+
+def lint_source(source: str, path: str = "<string>", config: Optional[Config] = None) -> List[Finding]:
+    """Lint one file's text on its own (no other files for hot paths): tests, flake8, docs."""
+    config = config or Config()
+    options = Options(tuple(config.select), tuple(config.ignore), tuple(config.hot_functions),
+                      tuple(config.cold_functions))
+    report = check_source(source, path, options, module_name=os.path.splitext(os.path.basename(path))[0])
+    if report.error is not None:
+        raise SyntaxError(str(report.error))
+    graph = CallGraph([report.summary] if report.summary else [], config.hot_functions)
+    findings = classify([report], graph, config.include_cold)
+    return sorted(_suppress(findings, {path: report.noqa} if report.noqa else {}, config), key=Finding.sort_key)

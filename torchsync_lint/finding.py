@@ -1,0 +1,67 @@
+"""The records a lint run produces: findings and per-file errors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Optional
+
+
+@dataclass
+class Finding:
+    path: str
+    line: int  # 1-based
+    col: int  # 1-based, as flake8 and editors show it
+    end_line: int
+    end_col: int
+    code: str
+    name: str
+    message: str
+    # Where the finding sits, for hot-path filtering once every file is indexed.
+    function: Optional[str] = None  # qualified key of the enclosing function
+    temperature: str = "unknown"  # "hot", "cold" or "unknown"
+    verify: Optional[Dict[str, Any]] = None
+
+    def sort_key(self):
+        return (self.path, self.line, self.col, self.code)
+
+    def to_json(self) -> Dict[str, Any]:
+        out = {
+            "path": self.path,
+            "line": self.line,
+            "col": self.col,
+            "end_line": self.end_line,
+            "end_col": self.end_col,
+            "code": self.code,
+            "name": self.name,
+            "message": self.message,
+            "function": self.function,
+            "temperature": self.temperature,
+        }
+        if self.verify is not None:
+            out["verify"] = self.verify
+        return out
+
+
+@dataclass
+class FileError:
+    """A file that could not be read or parsed; the run goes on without it."""
+
+    path: str
+    message: str
+    line: Optional[int] = None
+    col: Optional[int] = None
+
+    def __str__(self) -> str:
+        where = self.path
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.col is not None:
+                where += f":{self.col}"
+        return f"{where}: error: {self.message}"
+
+
+@dataclass
+class LintResult:
+    findings: list = field(default_factory=list)
+    errors: list = field(default_factory=list)
+    files_checked: int = 0

@@ -1,0 +1,138 @@
+"""What a rule sees while the engine walks a file: values at this point, names, and where we are.
+
+``FileContext`` is both the rules' API and the bookkeeping of pass two: it keeps a flow-sensitive
+scope per function (assignments take effect after their statement), the loop stack (to know hot
+training-step loops) and the store targets (``x[m] = v`` vs a read of ``x[m]``).
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional, Set
+
+import libcst as cst
+
+from torchsync_lint.inference.evaluate import Evaluator, Scope
+from torchsync_lint.inference.index import COLD_METHODS, FileIndex, FunctionInfo
+from torchsync_lint.inference.values import NUMBER, TENSOR, UNKNOWN, Value
+
+
+class RawFinding:
+    __slots__ = ("rule", "node", "message", "function", "hot", "cold")
+
+    def __init__(self, rule, node, message, function, hot, cold):
+        self.rule = rule
+        self.node = node
+        self.message = message
+        self.function = function
+        self.hot = hot
+        self.cold = cold
+
+
+class FileContext:
+    def __init__(self, index: FileIndex, evaluator: Evaluator, cold_functions: Set[str] = frozenset()) -> None:
+        self.index = index
+        self.evaluator = evaluator
+        self.aliases = index.aliases
+        self.cold_functions = cold_functions
+        self.findings: List[RawFinding] = []
+        self._scopes: List[Scope] = [evaluator.module_scope()]
+        self._scopes[0] = Scope(None, None, dict(self._scopes[0].values))  # fresh, flow-sensitive
+        self._funcs: List[FunctionInfo] = []
+        self._loops: List[cst.CSTNode] = []
+        self._stores: Set[int] = set()
+        self._hot_loop_depth = 0
+
+    # -- the rules' API ----------------------------------------------------------------------
+    @property
+    def scope(self) -> Scope:
+        return self._scopes[-1]
+
+    @property
+    def function(self) -> Optional[FunctionInfo]:
+        return self._funcs[-1] if self._funcs else None
+
+    def value(self, expr: cst.BaseExpression) -> Value:
+        return self.evaluator.infer(expr, self.scope)
+
+    def is_tensor(self, expr: cst.BaseExpression) -> bool:
+        return self.value(expr).kind == TENSOR
+
+    def maybe_gpu_tensor(self, expr: cst.BaseExpression) -> bool:
+        """A tensor not known to be on the CPU."""
+        return self.value(expr).maybe_gpu
+
+    def is_host_number(self, expr: cst.BaseExpression) -> bool:
+        return self.value(expr).kind == NUMBER
+
+    def is_unknown(self, expr: cst.BaseExpression) -> bool:
+        return self.value(expr).kind == UNKNOWN
+
+    def qualname(self, expr: cst.BaseExpression) -> Optional[str]:
+        """``torch.nonzero`` for ``th.nonzero`` / ``nonzero`` imported from torch; None otherwise."""
+        return self.aliases.qualify(expr)
+
+    def tensor_method(self, call: cst.Call) -> Optional[str]:
+        """The method name when ``call`` is ``<tensor>.name(...)``, else None."""
+        f = call.func
+        if isinstance(f, cst.Attribute) and self.aliases.qualify(f) is None and self.is_tensor(f.value):
+            return f.attr.value
+        return None
+
+    def is_store(self, node: cst.CSTNode) -> bool:
+        """True for the target of an assignment (``x[i] = v``, ``x[i] += v``)."""
+        return id(node) in self._stores
+
+    @property
+    def in_hot_loop(self) -> bool:
+        return self._hot_loop_depth > 0
+
+    def report(self, rule, node: cst.CSTNode, message: str) -> None:
+        func = self.function
+        cold = func is None and not self.in_hot_loop
+        if func is not None:
+            cold = func.name in COLD_METHODS or func.name in self.cold_functions or func.key in self.cold_functions
+        self.findings.append(RawFinding(rule, node, message, func.key if func else None, self.in_hot_loop, cold))
+
+    # -- bookkeeping called by the engine's walker -------------------------------------------
+    def enter_function(self, node: cst.FunctionDef) -> None:
+        info = self.index.by_node.get(id(node))
+        if info is None:
+            return
+        self._funcs.append(info)
+        self._scopes.append(Scope(info, self.scope, dict(self.evaluator.params(info))))
+        self._saved_loops = getattr(self, "_saved_loops", [])
+        self._saved_loops.append((self._loops, self._hot_loop_depth))
+        self._loops, self._hot_loop_depth = [], 0
+
+    def leave_function(self, node: cst.FunctionDef) -> None:
+        if self._funcs and self._funcs[-1].node is node:
+            self._funcs.pop()
+            self._scopes.pop()
+            self._loops, self._hot_loop_depth = self._saved_loops.pop()
+
+    def enter_loop(self, node: cst.CSTNode) -> None:
+        self._loops.append(node)
+        if id(node) in self.index.hot_loops:
+            self._hot_loop_depth += 1
+
+    def leave_loop(self, node: cst.CSTNode) -> None:
+        if self._loops and self._loops[-1] is node:
+            self._loops.pop()
+            if id(node) in self.index.hot_loops:
+                self._hot_loop_depth -= 1
+
+    def mark_stores(self, targets) -> None:
+        for t in targets:
+            if isinstance(t, (cst.Subscript, cst.Attribute)):
+                self._stores.add(id(t))
+            elif isinstance(t, (cst.Tuple, cst.List)):
+                self.mark_stores(el.value for el in t.elements)
+
+    def bind(self, target: cst.BaseExpression, value: Value) -> None:
+        self.evaluator.bind(target, value, self.scope)
+
+    def bind_for(self, node: cst.For) -> None:
+        self.evaluator.bind(node.target, self.evaluator.iter_element(node.iter, self.scope), self.scope)
+
+    def bind_comp(self, node: cst.CompFor) -> None:
+        self.evaluator.bind(node.target, self.evaluator.iter_element(node.iter, self.scope), self.scope)

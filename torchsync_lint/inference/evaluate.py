@@ -1,0 +1,807 @@
+"""Abstract evaluation of expressions: is it a tensor, on which device, of which dtype.
+
+Names resolve through scopes: a function's parameters (annotations, defaults, the values passed
+at its call sites in the same file, and ``forward`` inputs, which are tensors), then its
+assignments, then enclosing functions, then module globals. Results of same-file functions and
+``self.<attr>`` set anywhere in the class are summarised lazily, once, with a recursion guard.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Set
+
+import libcst as cst
+
+from torchsync_lint.inference import torch_api as api
+from torchsync_lint.inference.index import STEP_HOOKS, ClassInfo, FileIndex, FunctionInfo
+from torchsync_lint.inference.values import (
+    CPU,
+    CUDA,
+    DEVICE,
+    DTYPE,
+    LIST,
+    MODULE,
+    NDARRAY,
+    NONE,
+    NUMBER,
+    RANGE,
+    SELF,
+    SIZE,
+    STR,
+    TENSOR,
+    TENSOR_SEQ,
+    TUPLE,
+    UNKNOWN,
+    UNKNOWN_VALUE,
+    Value,
+    join,
+    number,
+    tensor,
+)
+
+BOOL = number("bool")
+INT = number("int")
+
+DTYPE_NAMES = {
+    "bool": "bool",
+    "uint8": "int",
+    "int8": "int",
+    "int16": "int",
+    "short": "int",
+    "int32": "int",
+    "int": "int",
+    "int64": "int",
+    "long": "int",
+    "float16": "float",
+    "half": "float",
+    "bfloat16": "float",
+    "float32": "float",
+    "float": "float",
+    "float64": "float",
+    "double": "float",
+}
+TYPED_TENSORS = {"LongTensor": "int", "IntTensor": "int", "ShortTensor": "int", "ByteTensor": "int",
+                 "CharTensor": "int", "BoolTensor": "bool", "FloatTensor": "float", "DoubleTensor": "float",
+                 "HalfTensor": "float", "BFloat16Tensor": "float", "Tensor": "float"}
+FLOAT_METHODS = frozenset("float half double bfloat16 mean softmax log_softmax sigmoid exp log sqrt rsqrt".split())
+SELF_NAMES = ("self",)
+
+
+class Scope:
+    __slots__ = ("func", "parent", "values", "cls")
+
+    def __init__(self, func: Optional[FunctionInfo], parent: Optional["Scope"], values: Dict[str, Value]):
+        self.func = func
+        self.parent = parent
+        self.values = values
+        self.cls: Optional[ClassInfo] = func.cls if func is not None else (parent.cls if parent else None)
+        if self.cls is None and parent is not None:
+            self.cls = parent.cls
+
+    def lookup(self, name: str) -> Optional[Value]:
+        scope: Optional[Scope] = self
+        while scope is not None:
+            v = scope.values.get(name)
+            if v is not None:
+                return v
+            scope = scope.parent
+        return None
+
+
+class Evaluator:
+    def __init__(self, index: FileIndex, hot_functions: Set[str] = frozenset()) -> None:
+        self.index = index
+        self.aliases = index.aliases
+        self.hot_functions = hot_functions  # extra names whose unannotated inputs are tensors
+        self._params: Dict[int, Dict[str, Value]] = {}
+        self._returns: Dict[int, Value] = {}
+        self._summary: Dict[int, Scope] = {}
+        self._attrs: Dict[tuple, Value] = {}
+        self._busy: Set[tuple] = set()
+        self._module_scope: Optional[Scope] = None
+
+    # -- scopes ------------------------------------------------------------------------------
+    def module_scope(self) -> Scope:
+        if self._module_scope is None:
+            self._module_scope = Scope(None, None, {})
+            for b in self.index.module_bindings:
+                self.replay(b, self._module_scope)
+        return self._module_scope
+
+    def summary_scope(self, func: FunctionInfo) -> Scope:
+        """The function's names after all its assignments, in order (flow-insensitive)."""
+        got = self._summary.get(id(func))
+        if got is not None:
+            return got
+        parent = self.summary_scope(func.parent) if func.parent is not None else self.module_scope()
+        scope = Scope(func, parent, dict(self.params(func)))
+        self._summary[id(func)] = scope  # published before replay: recursion sees a partial scope
+        for b in func.bindings:
+            self.replay(b, scope)
+        return scope
+
+    def replay(self, binding: tuple, scope: Scope) -> None:
+        kind = binding[0]
+        if kind == "assign":
+            value = self.infer(binding[2], scope)
+            for target in binding[1]:
+                self.bind(target, value, scope)
+        elif kind == "annassign":
+            target, value, ann = binding[1][0], binding[2], binding[3]
+            v = self.annotation_value(ann)
+            if v.kind == UNKNOWN and value is not None:
+                v = self.infer(value, scope)
+            self.bind(target, v, scope)
+        elif kind == "for":
+            self.bind(binding[1], self.iter_element(binding[2], scope), scope)
+        elif kind == "with":
+            self.bind(binding[1], UNKNOWN_VALUE, scope)
+
+    def bind(self, target: cst.BaseExpression, value: Value, scope: Scope) -> None:
+        if isinstance(target, cst.Name):
+            scope.values[target.value] = value
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elements = target.elements
+            starred = any(isinstance(e, cst.StarredElement) for e in elements)
+            for i, el in enumerate(elements):
+                if isinstance(el, cst.StarredElement):
+                    self.bind(el.value, Value(LIST), scope)
+                    continue
+                if value.kind in (TUPLE, LIST) and len(value.elts) == len(elements) and not starred:
+                    v = value.elts[i]
+                elif value.kind == SIZE:
+                    v = INT
+                elif value.kind in (TENSOR, TENSOR_SEQ):
+                    v = tensor(value.device, value.dtype if value.kind == TENSOR else None)
+                else:
+                    v = UNKNOWN_VALUE
+                self.bind(el.value, v, scope)
+
+    def iter_element(self, it: cst.BaseExpression, scope: Scope) -> Value:
+        if isinstance(it, cst.Call):
+            q = self.aliases.qualify(it.func)
+            if q == "builtins.enumerate" and it.args:
+                return Value(TUPLE, elts=(INT, self.iter_element(it.args[0].value, scope)))
+            if q == "builtins.zip" and it.args:
+                return Value(TUPLE, elts=tuple(self.iter_element(a.value, scope) for a in it.args))
+        v = self.infer(it, scope)
+        if v.kind == RANGE:
+            return INT
+        if v.kind == SIZE:
+            return INT
+        if v.kind in (TENSOR, TENSOR_SEQ):
+            return tensor(v.device, v.dtype if v.kind == TENSOR else None)
+        if v.kind in (LIST, TUPLE) and v.elts:
+            out = v.elts[0]
+            for e in v.elts[1:]:
+                out = join(out, e)
+            return out
+        return UNKNOWN_VALUE
+
+    # -- functions ---------------------------------------------------------------------------
+    def params(self, func: FunctionInfo) -> Dict[str, Value]:
+        got = self._params.get(id(func))
+        if got is not None:
+            return got
+        key = ("params", id(func))
+        if key in self._busy:
+            return {}
+        self._busy.add(key)
+        try:
+            out: Dict[str, Value] = {}
+            p = func.node.params
+            positional = list(p.posonly_params) + list(p.params)
+            is_static = any(
+                isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in func.node.decorators
+            )
+            takes_tensors = (
+                func.is_method and func.cls is not None and (
+                    func.name == "forward" or (func.name == "__call__" and func.cls.is_module)
+                )
+            ) or func.name in STEP_HOOKS or func.name in self.hot_functions
+            for i, param in enumerate(positional + list(p.kwonly_params)):
+                name = param.name.value
+                if i == 0 and func.is_method and not is_static and param in positional:
+                    out[name] = Value(SELF)
+                    continue
+                v = UNKNOWN_VALUE
+                if param.annotation is not None:
+                    v = self.annotation_value(param.annotation.annotation)
+                if v.kind == UNKNOWN and param.default is not None:
+                    d = self.infer(param.default, self.module_scope())
+                    v = d if d.kind != NONE else UNKNOWN_VALUE
+                elif v.kind == UNKNOWN and takes_tensors and func.name not in STEP_HOOKS:
+                    v = tensor()
+                if v.kind == UNKNOWN:
+                    pos = i - (1 if func.is_method and not is_static else 0)
+                    v = self._from_call_sites(func, name, pos if param in positional else None)
+                out[name] = v
+            if isinstance(p.star_arg, cst.Param):
+                out[p.star_arg.name.value] = Value(TUPLE)
+            if p.star_kwarg is not None:
+                out[p.star_kwarg.name.value] = UNKNOWN_VALUE
+            self._params[id(func)] = out
+            return out
+        finally:
+            self._busy.discard(key)
+
+    def _from_call_sites(self, func: FunctionInfo, name: str, pos: Optional[int]) -> Value:
+        if func.is_method:
+            sites = self.index.call_sites.get("self." + func.name, [])
+        elif func.parent is None:
+            sites = self.index.call_sites.get(func.name, [])
+        else:
+            sites = self.index.call_sites.get(func.name, [])
+        values: List[Value] = []
+        for site in sites:
+            arg = None
+            positional = [a for a in site.call.args if a.keyword is None and not a.star]
+            if any(a.star for a in site.call.args):
+                return UNKNOWN_VALUE
+            for a in site.call.args:
+                if a.keyword is not None and a.keyword.value == name:
+                    arg = a
+            if arg is None and pos is not None and pos < len(positional):
+                arg = positional[pos]
+            if arg is None:
+                continue
+            scope = self.summary_scope(site.caller) if site.caller is not None else self.module_scope()
+            values.append(self.infer(arg.value, scope))
+        if not values:
+            return UNKNOWN_VALUE
+        out = values[0]
+        for v in values[1:]:
+            out = join(out, v)
+        return out
+
+    def returns(self, func: FunctionInfo) -> Value:
+        got = self._returns.get(id(func))
+        if got is not None:
+            return got
+        key = ("returns", id(func))
+        if key in self._busy:
+            return UNKNOWN_VALUE
+        self._busy.add(key)
+        try:
+            ann = func.node.returns
+            out = self.annotation_value(ann.annotation) if ann is not None else UNKNOWN_VALUE
+            if out.kind == UNKNOWN and func.returns:
+                scope = self.summary_scope(func)
+                vals = [self.infer(r, scope) for r in func.returns]
+                out = vals[0]
+                for v in vals[1:]:
+                    out = join(out, v)
+            elif out.kind == UNKNOWN and not func.returns:
+                out = Value(NONE)
+            self._returns[id(func)] = out
+            return out
+        finally:
+            self._busy.discard(key)
+
+    def self_attr(self, cls: Optional[ClassInfo], name: str) -> Value:
+        if cls is None:
+            return UNKNOWN_VALUE
+        key = (id(cls), name)
+        got = self._attrs.get(key)
+        if got is not None:
+            return got
+        if ("attr",) + key in self._busy:
+            return UNKNOWN_VALUE
+        self._busy.add(("attr",) + key)
+        try:
+            if name in cls.buffers:
+                out = tensor()
+            elif name in cls.attrs:
+                vals = [self.infer(expr, self.summary_scope(f)) for f, expr in cls.attrs[name]]
+                out = vals[0]
+                for v in vals[1:]:
+                    out = join(out, v)
+            elif name in cls.methods:
+                out = UNKNOWN_VALUE
+            else:
+                out = UNKNOWN_VALUE
+                for base in cls.bases:
+                    base_cls = self.index.classes.get(base.split(".")[-1])
+                    if base_cls is not None and base_cls is not cls:
+                        out = self.self_attr(base_cls, name)
+                        if out.kind != UNKNOWN:
+                            break
+            self._attrs[key] = out
+            return out
+        finally:
+            self._busy.discard(("attr",) + key)
+
+    def method(self, cls: Optional[ClassInfo], name: str) -> Optional[FunctionInfo]:
+        seen = set()
+        while cls is not None and id(cls) not in seen:
+            seen.add(id(cls))
+            if name in cls.methods:
+                return cls.methods[name]
+            nxt = None
+            for base in cls.bases:
+                nxt = self.index.classes.get(base.split(".")[-1])
+                if nxt is not None:
+                    break
+            cls = nxt
+        return None
+
+    # -- annotations -------------------------------------------------------------------------
+    def annotation_value(self, ann: cst.BaseExpression) -> Value:
+        if isinstance(ann, cst.SimpleString):
+            try:
+                text = ann.evaluated_value
+                ann = cst.parse_expression(text) if isinstance(text, str) else ann
+            except Exception:
+                return UNKNOWN_VALUE
+        if isinstance(ann, cst.Subscript):
+            head = self.aliases.qualify(ann.value) or _dotted(ann.value) or ""
+            last = head.split(".")[-1]
+            inner = [e.slice.value for e in ann.slice if isinstance(e.slice, cst.Index)]
+            if last in ("Optional", "Annotated", "Final") and inner:
+                return self.annotation_value(inner[0])
+            if last == "Union" and inner:
+                vals = [self.annotation_value(i) for i in inner]
+                vals = [v for v in vals if v.kind != NONE]
+                out = vals[0] if vals else UNKNOWN_VALUE
+                for v in vals[1:]:
+                    out = join(out, v)
+                return out
+            if last in ("List", "list", "Sequence", "Iterable"):
+                return Value(LIST)
+            if last in ("Tuple", "tuple"):
+                return Value(TUPLE, elts=tuple(self.annotation_value(i) for i in inner if not isinstance(i, cst.Ellipsis)))
+            return UNKNOWN_VALUE
+        if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
+            a, b = self.annotation_value(ann.left), self.annotation_value(ann.right)
+            return b if a.kind == NONE else a if b.kind == NONE else join(a, b)
+        if isinstance(ann, cst.Name) and ann.value == "None":
+            return Value(NONE)
+        name = self.aliases.qualify(ann) or _dotted(ann) or ""
+        last = name.split(".")[-1]
+        if name.startswith("torch.") or last == "Tensor" or name in ("Tensor",):
+            if last in TYPED_TENSORS:
+                return tensor(dtype=TYPED_TENSORS[last] if last != "Tensor" else None)
+            if last == "Parameter":
+                return tensor()
+            if last == "Size":
+                return Value(SIZE)
+            if last == "device":
+                return Value(DEVICE)
+            if last == "dtype":
+                return Value(DTYPE)
+            return UNKNOWN_VALUE
+        if name in ("builtins.int", "builtins.float"):
+            return number(last)
+        if name == "builtins.bool":
+            return BOOL
+        if name == "builtins.str":
+            return Value(STR)
+        if name in ("builtins.list",):
+            return Value(LIST)
+        if name in ("builtins.tuple",):
+            return Value(TUPLE)
+        if name.startswith("numpy.") and last in ("ndarray", "array"):
+            return Value(NDARRAY)
+        return UNKNOWN_VALUE
+
+    # -- expressions -------------------------------------------------------------------------
+    def infer(self, e: cst.BaseExpression, scope: Scope) -> Value:
+        if isinstance(e, cst.Name):
+            name = e.value
+            if name in ("True", "False"):
+                return BOOL
+            if name == "None":
+                return Value(NONE)
+            v = scope.lookup(name)
+            return v if v is not None else UNKNOWN_VALUE
+        if isinstance(e, cst.Integer):
+            return INT
+        if isinstance(e, (cst.Float, cst.Imaginary)):
+            return number("float")
+        if isinstance(e, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            return Value(STR)
+        if isinstance(e, (cst.List, cst.Tuple)):
+            kind = LIST if isinstance(e, cst.List) else TUPLE
+            if any(isinstance(el, cst.StarredElement) for el in e.elements):
+                return Value(kind)
+            return Value(kind, elts=tuple(self.infer(el.value, scope) for el in e.elements))
+        if isinstance(e, (cst.ListComp, cst.GeneratorExp)):
+            return Value(LIST)
+        if isinstance(e, cst.Attribute):
+            return self._attribute(e, scope)
+        if isinstance(e, cst.Subscript):
+            return self._subscript(e, scope)
+        if isinstance(e, cst.Call):
+            return self._call(e, scope)
+        if isinstance(e, cst.BinaryOperation):
+            return self._binary(e, scope)
+        if isinstance(e, cst.Comparison):
+            return self._comparison(e, scope)
+        if isinstance(e, cst.UnaryOperation):
+            v = self.infer(e.expression, scope)
+            if isinstance(e.operator, cst.Not):
+                return BOOL if v.kind != UNKNOWN else UNKNOWN_VALUE
+            return v if v.kind in (TENSOR, NUMBER) else UNKNOWN_VALUE
+        if isinstance(e, cst.BooleanOperation):
+            a, b = self.infer(e.left, scope), self.infer(e.right, scope)
+            if a.kind == b.kind and a.kind in (TENSOR, NUMBER):
+                return join(a, b)
+            return UNKNOWN_VALUE
+        if isinstance(e, cst.IfExp):
+            return join(self.infer(e.body, scope), self.infer(e.orelse, scope))
+        if isinstance(e, cst.NamedExpr):
+            return self.infer(e.value, scope)
+        return UNKNOWN_VALUE
+
+    def _attribute(self, e: cst.Attribute, scope: Scope) -> Value:
+        attr = e.attr.value
+        q = self.aliases.qualify(e)
+        if q is not None:
+            if q.startswith("torch.") and attr in DTYPE_NAMES:
+                return Value(DTYPE)
+            return UNKNOWN_VALUE
+        base = self.infer(e.value, scope)
+        if base.kind == SELF:
+            return self.self_attr(scope.cls, attr)
+        if base.kind == TENSOR:
+            if attr == "shape":
+                return Value(SIZE)
+            if attr == "device":
+                return Value(DEVICE)
+            if attr == "dtype":
+                return Value(DTYPE)
+            if attr in api.ATTR_NUMBER:
+                return number()
+            if attr in api.ATTR_TENSOR:
+                return tensor(base.device, base.dtype if attr != "grad" else None)
+        return UNKNOWN_VALUE
+
+    def _subscript(self, e: cst.Subscript, scope: Scope) -> Value:
+        base = self.infer(e.value, scope)
+        if base.kind == TENSOR:
+            return tensor(base.device, base.dtype)
+        if base.kind == TENSOR_SEQ:
+            if len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Slice):
+                return base
+            return tensor(base.device)
+        if base.kind == SIZE:
+            if len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Slice):
+                return Value(SIZE)
+            return INT
+        if base.kind in (TUPLE, LIST) and base.elts and len(e.slice) == 1:
+            idx = e.slice[0].slice
+            if isinstance(idx, cst.Index):
+                i = _int_literal(idx.value)
+                if i is not None and -len(base.elts) <= i < len(base.elts):
+                    return base.elts[i]
+        return UNKNOWN_VALUE
+
+    def _binary(self, e: cst.BinaryOperation, scope: Scope) -> Value:
+        a, b = self.infer(e.left, scope), self.infer(e.right, scope)
+        if TENSOR in (a.kind, b.kind):
+            other = b if a.kind == TENSOR else a
+            if other.kind not in (TENSOR, NUMBER, SIZE, NDARRAY, LIST, UNKNOWN):
+                return UNKNOWN_VALUE
+            devices = {v.device for v in (a, b) if v.kind == TENSOR}
+            device = CUDA if CUDA in devices else (CPU if devices == {CPU} else None)
+            if isinstance(e.operator, (cst.Divide,)):
+                dtype = "float"
+            elif isinstance(e.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)) and {a.dtype, b.dtype} <= {"bool"}:
+                dtype = "bool"
+            elif a.kind == b.kind == TENSOR:
+                dtype = a.dtype if a.dtype == b.dtype else None
+            else:
+                t = a if a.kind == TENSOR else b
+                dtype = t.dtype if t.dtype != "bool" else None
+            return tensor(device, dtype)
+        if a.kind == NUMBER and b.kind == NUMBER:
+            return number()
+        if a.kind == SIZE and b.kind in (SIZE, TUPLE) and isinstance(e.operator, cst.Add):
+            return Value(SIZE)
+        if a.kind == STR or (a.kind == b.kind and a.kind in (LIST, TUPLE)):
+            return Value(a.kind)
+        if {a.kind, b.kind} <= {NUMBER, SIZE} and isinstance(e.operator, (cst.Multiply,)):
+            return Value(SIZE) if SIZE in (a.kind, b.kind) else number()
+        if a.kind == NDARRAY or b.kind == NDARRAY:
+            return Value(NDARRAY)
+        return UNKNOWN_VALUE
+
+    def _comparison(self, e: cst.Comparison, scope: Scope) -> Value:
+        if all(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in e.comparisons):
+            return BOOL
+        vals = [self.infer(e.left, scope)] + [self.infer(c.comparator, scope) for c in e.comparisons]
+        tensors = [v for v in vals if v.kind == TENSOR]
+        if tensors:
+            devices = {v.device for v in tensors}
+            device = CUDA if CUDA in devices else (CPU if devices == {CPU} else None)
+            return tensor(device, "bool")
+        if any(v.kind in (UNKNOWN, TENSOR_SEQ, MODULE, SELF) for v in vals):
+            return UNKNOWN_VALUE
+        if any(v.kind == NDARRAY for v in vals):
+            return Value(NDARRAY)
+        return BOOL
+
+    # -- calls -------------------------------------------------------------------------------
+    def device_arg(self, call: cst.Call, scope: Scope) -> Optional[str]:
+        """The device a factory call names: "cpu", "cuda", None (none given) or "?" (a variable)."""
+        for a in call.args:
+            if a.keyword is not None and a.keyword.value == "device":
+                return self.device_of(a.value, scope)
+        return None
+
+    def device_of(self, e: cst.BaseExpression, scope: Scope) -> str:
+        if isinstance(e, cst.SimpleString):
+            text = str(e.evaluated_value)
+            return CPU if text.startswith("cpu") else CUDA if text.startswith("cuda") else "?"
+        if isinstance(e, cst.Call) and self.aliases.qualify(e.func) == "torch.device" and e.args:
+            return self.device_of(e.args[0].value, scope)
+        if isinstance(e, cst.Attribute) and e.attr.value == "device":
+            base = self.infer(e.value, scope)
+            if base.kind == TENSOR:
+                return base.device or "?"
+        return "?"
+
+    def dtype_arg(self, call: cst.Call) -> Optional[str]:
+        for a in call.args:
+            if a.keyword is not None and a.keyword.value == "dtype":
+                name = (self.aliases.qualify(a.value) or "").split(".")[-1]
+                return DTYPE_NAMES.get(name)
+        return None
+
+    def _first_tensor_device(self, call: cst.Call, scope: Scope) -> Optional[str]:
+        devices = set()
+        for a in call.args:
+            if a.keyword is None:
+                v = self.infer(a.value, scope)
+                if v.kind in (TENSOR, TENSOR_SEQ):
+                    devices.add(v.device)
+                elif v.kind in (LIST, TUPLE):
+                    devices.update(x.device for x in v.elts if x.kind == TENSOR)
+        if CUDA in devices:
+            return CUDA
+        return CPU if devices == {CPU} else None
+
+    def _call(self, call: cst.Call, scope: Scope) -> Value:
+        func = call.func
+        q = self.aliases.qualify(func)
+        if q is not None:
+            v = self._qualified_call(q, call, scope)
+            if v is not None:
+                return v
+        if isinstance(func, cst.Attribute):
+            recv = self.infer(func.value, scope)
+            name = func.attr.value
+            if recv.kind == TENSOR:
+                return self.tensor_method(name, recv, call, scope)
+            if recv.kind == SELF:
+                m = self.method(scope.cls, name)
+                if m is not None:
+                    return self.returns(m)
+                attr = self.self_attr(scope.cls, name)
+                return tensor() if attr.kind == MODULE else UNKNOWN_VALUE
+            if recv.kind == MODULE:
+                if name in ("forward", "__call__"):
+                    return tensor()
+                if name in ("to", "cuda", "cpu", "eval", "train", "half", "float", "requires_grad_"):
+                    return Value(MODULE)
+                return UNKNOWN_VALUE
+            if recv.kind == SIZE:
+                return INT if name in ("numel", "index", "count") else UNKNOWN_VALUE
+            if recv.kind == NDARRAY:
+                if name == "tolist":
+                    return Value(LIST)
+                if name == "item":
+                    return number()
+                return Value(NDARRAY)
+            if recv.kind in (LIST, TUPLE) and name in ("index", "count"):
+                return INT
+            return UNKNOWN_VALUE
+        if isinstance(func, cst.Name):
+            local = scope.lookup(func.value)
+            if local is not None:
+                return tensor() if local.kind == MODULE else UNKNOWN_VALUE
+            f = self._local_function(func.value, scope)
+            if f is not None:
+                return self.returns(f)
+            cls = self.index.classes.get(func.value)
+            if cls is not None:
+                return Value(MODULE) if cls.is_module else UNKNOWN_VALUE
+        return UNKNOWN_VALUE
+
+    def _local_function(self, name: str, scope: Scope) -> Optional[FunctionInfo]:
+        s: Optional[Scope] = scope
+        while s is not None:
+            if s.func is not None:
+                f = self.index.functions.get(f"{s.func.key}.<locals>.{name}")
+                if f is not None:
+                    return f
+            s = s.parent
+        return self.index.module_functions.get(name)
+
+    def _qualified_call(self, q: str, call: cst.Call, scope: Scope) -> Optional[Value]:
+        last = q.split(".")[-1]
+        if q.startswith("builtins."):
+            return self._builtin_call(last, call, scope)
+        if q.startswith("numpy."):
+            return Value(NDARRAY)
+        if q.startswith("math."):
+            return number()
+        if not q.startswith("torch."):
+            # a class or function of this package imported from another file: unknown here
+            return None
+        if q in api.HOST_DATA_FACTORIES:
+            dev = self.device_arg(call, scope)
+            dtype = self.dtype_arg(call) or TYPED_TENSORS.get(last)
+            if last in ("tensor", "as_tensor", "asarray") and call.args and not self.dtype_arg(call):
+                dtype = self._literal_dtype(call.args[0].value, scope)
+            return tensor(CPU if dev is None else (None if dev == "?" else dev), dtype, host_data=True)
+        if q in api.FACTORIES:
+            dev = self.device_arg(call, scope)
+            dtype = self.dtype_arg(call)
+            if dtype is None:
+                dtype = "int" if last in ("arange", "randint", "randperm", "tril_indices", "triu_indices") else "float"
+                if last == "arange" and any(isinstance(a.value, cst.Float) for a in call.args):
+                    dtype = "float"
+                if last == "full" and len(call.args) > 1:
+                    fill = self.infer(call.args[1].value, scope)
+                    dtype = fill.dtype if fill.kind == NUMBER else None
+            return tensor(CPU if dev is None else (None if dev == "?" else dev), dtype)
+        if q in api.LIKE_FACTORIES:
+            base = self.infer(call.args[0].value, scope) if call.args else UNKNOWN_VALUE
+            dev = self.device_arg(call, scope)
+            device = base.device if dev is None else (None if dev == "?" else dev)
+            return tensor(device, self.dtype_arg(call) or base.dtype)
+        if q in api.TORCH_NON_TENSOR:
+            kind = api.TORCH_NON_TENSOR[q]
+            return BOOL if kind == NUMBER and q not in ("torch.numel",) else (INT if q == "torch.numel" else Value(kind))
+        if q == "torch.nn.Parameter" or q == "torch.nn.parameter.Parameter":
+            return tensor()
+        if q.startswith("torch.nn.functional."):
+            return tensor(self._first_tensor_device(call, scope), "int" if last == "one_hot" else None)
+        if q.startswith(api.TORCH_NON_TENSOR_PREFIXES):
+            return UNKNOWN_VALUE
+        if last[:1].isupper():
+            return Value(MODULE) if q.startswith("torch.nn.") else UNKNOWN_VALUE
+        device = self._first_tensor_device(call, scope)
+        kw = {a.keyword.value for a in call.args if a.keyword is not None}
+        if q in api.TORCH_MULTI:
+            return Value(TENSOR_SEQ, device=device)
+        if last in ("max", "min", "median") and (len(call.args) >= 2 and "dim" in kw or
+                                                  len([a for a in call.args if a.keyword is None]) >= 2
+                                                  and self.infer(call.args[1].value, scope).kind == NUMBER):
+            return Value(TENSOR_SEQ, device=device)
+        if last == "nonzero" and _kwarg_true(call, "as_tuple"):
+            return Value(TENSOR_SEQ, device=device, dtype="int")
+        if last == "where" and len(call.args) == 1:
+            return Value(TENSOR_SEQ, device=device, dtype="int")
+        if last == "unique" and (kw & {"return_inverse", "return_counts"}):
+            return Value(TENSOR_SEQ, device=device)
+        dtype = "bool" if last in api.BOOL_OPS else "int" if last in api.INT_OPS else self.dtype_arg(call)
+        return tensor(device, dtype)
+
+    def _literal_dtype(self, e: cst.BaseExpression, scope: Scope) -> Optional[str]:
+        v = self.infer(e, scope)
+        vals = v.elts if v.kind in (LIST, TUPLE) else (v,)
+        dtypes = {x.dtype for x in vals if x.kind == NUMBER}
+        if len(dtypes) == 1 and len(vals) == sum(1 for x in vals if x.kind == NUMBER):
+            return dtypes.pop()
+        return None
+
+    def _builtin_call(self, name: str, call: cst.Call, scope: Scope) -> Value:
+        if name == "len":
+            return INT
+        if name in ("int", "round"):
+            return INT
+        if name == "float":
+            return number("float")
+        if name in ("bool", "isinstance", "issubclass", "hasattr", "callable", "any", "all"):
+            return BOOL
+        if name in ("str", "repr", "format"):
+            return Value(STR)
+        if name == "range":
+            return Value(RANGE)
+        if name in ("list", "sorted"):
+            return Value(LIST)
+        if name == "tuple":
+            return Value(TUPLE)
+        if name == "abs" and call.args:
+            v = self.infer(call.args[0].value, scope)
+            return v if v.kind in (TENSOR, NUMBER) else UNKNOWN_VALUE
+        if name in ("max", "min", "sum") and call.args:
+            vals = [self.infer(a.value, scope) for a in call.args if a.keyword is None]
+            if vals and all(v.kind == NUMBER for v in vals):
+                return number()
+            if any(v.kind == TENSOR for v in vals) and name == "sum":
+                return tensor()
+            return UNKNOWN_VALUE
+        if name == "print":
+            return Value(NONE)
+        return UNKNOWN_VALUE
+
+    def tensor_method(self, name: str, recv: Value, call: cst.Call, scope: Scope) -> Value:
+        device, dtype = recv.device, recv.dtype
+        nargs = len(call.args)
+        if name in api.METHOD_NUMBER:
+            return number("bool" if name.startswith("is_") or name in ("equal", "allclose") else None)
+        if name == "tolist":
+            return Value(LIST)
+        if name == "numpy":
+            return Value(NDARRAY)
+        if name in ("size", "stride"):
+            return INT if nargs else Value(SIZE if name == "size" else TUPLE)
+        if name == "type":
+            return Value(STR) if not nargs else tensor(device)
+        if name == "cpu":
+            return tensor(CPU, dtype, host_data=recv.host_data)
+        if name == "cuda":
+            return tensor(CUDA, dtype)
+        if name == "to":
+            return self._to(recv, call, scope)
+        if name == "new_tensor":
+            return tensor(device, None, host_data=True)
+        if name in ("new_zeros", "new_ones", "new_empty", "new_full"):
+            return tensor(device, self.dtype_arg(call) or dtype)
+        kw = {a.keyword.value for a in call.args if a.keyword is not None}
+        if name in api.METHOD_MULTI:
+            return Value(TENSOR_SEQ, device=device)
+        if name in api.METHOD_MULTI_WITH_DIM and (nargs >= 1 and (
+            "dim" in kw or self.infer(call.args[0].value, scope).kind == NUMBER
+        )):
+            return Value(TENSOR_SEQ, device=device)
+        if name == "nonzero" and _kwarg_true(call, "as_tuple"):
+            return Value(TENSOR_SEQ, device=device, dtype="int")
+        if name == "unique" and (kw & {"return_inverse", "return_counts"}):
+            return Value(TENSOR_SEQ, device=device)
+        if name in api.BOOL_OPS:
+            return tensor(device, "bool")
+        if name in api.INT_OPS:
+            return tensor(device, "int")
+        if name in FLOAT_METHODS:
+            return tensor(device, "float", host_data=recv.host_data and name in ("float", "half", "double"))
+        if name in ("sum", "cumsum", "prod") and dtype in ("bool", "int"):
+            return tensor(device, "int")
+        if name in api.DTYPE_KEEPING:
+            return tensor(device, dtype, host_data=recv.host_data)
+        return tensor(device)
+
+    def _to(self, recv: Value, call: cst.Call, scope: Scope) -> Value:
+        device: Optional[str] = recv.device
+        dtype = recv.dtype
+        for a in call.args:
+            kw = a.keyword.value if a.keyword is not None else None
+            if kw in ("non_blocking", "copy", "memory_format"):
+                continue
+            if kw == "dtype":
+                dtype = DTYPE_NAMES.get((self.aliases.qualify(a.value) or "").split(".")[-1])
+                continue
+            v = self.infer(a.value, scope)
+            if v.kind == DTYPE:
+                name = (self.aliases.qualify(a.value) or "").split(".")[-1]
+                dtype = DTYPE_NAMES.get(name)
+            elif v.kind == TENSOR:
+                device, dtype = v.device, v.dtype
+            elif v.kind == STR or isinstance(a.value, (cst.SimpleString, cst.Call)) or kw == "device" or v.kind in (DEVICE, UNKNOWN):
+                d = self.device_of(a.value, scope)
+                device = None if d == "?" else d
+        return tensor(device, dtype, host_data=recv.host_data and device == CPU)
+
+
+def _dotted(node: cst.BaseExpression) -> Optional[str]:
+    from torchsync_lint.inference.names import dotted
+
+    return dotted(node)
+
+
+def _int_literal(e: cst.BaseExpression) -> Optional[int]:
+    if isinstance(e, cst.Integer):
+        return int(e.evaluated_value)
+    if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Minus) and isinstance(e.expression, cst.Integer):
+        return -int(e.expression.evaluated_value)
+    return None
+
+
+def _kwarg_true(call: cst.Call, name: str) -> bool:
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == name:
+            return isinstance(a.value, cst.Name) and a.value.value == "True"
+    return False

@@ -1,0 +1,293 @@
+"""Pass one over a file: imports, classes, functions, assignments, returns, calls and hot loops.
+
+Cheap facts only; values are computed lazily by ``evaluate.Evaluator`` from what is kept here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from torchsync_lint.inference.names import Aliases, dotted
+
+# Methods that run every training or evaluation step in common frameworks (Lightning, HF Trainer,
+# plain loops written as methods).
+STEP_HOOKS = frozenset(
+    "training_step validation_step test_step predict_step train_step eval_step evaluation_step "
+    "compute_loss training_step_end shared_step".split()
+)
+# Methods that run once, at set-up or for display: syncs there cost nothing per step.
+COLD_METHODS = frozenset(
+    "__init__ __repr__ __str__ extra_repr reset_parameters _reset_parameters init_weights "
+    "_init_weights __setstate__ __getstate__ load_state_dict _load_from_state_dict state_dict "
+    "setup prepare_data configure_optimizers on_load_checkpoint on_save_checkpoint".split()
+)
+# Calls whose presence marks a loop body as a training step.
+STEP_CALL_ATTRS = frozenset(("backward", "step"))
+MODULE_BASE_SUFFIXES = ("Module", "Loss", "LightningModule", "Sequential", "ModuleList", "ModuleDict")
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    name: str
+    key: str
+    node: cst.ClassDef
+    bases: List[str]  # qualified or dotted names
+    methods: Dict[str, "FunctionInfo"] = field(default_factory=dict)
+    # self.<attr> = <expr> assignments, in the method that made them
+    attrs: Dict[str, List[Tuple["FunctionInfo", cst.BaseExpression]]] = field(default_factory=dict)
+    buffers: Set[str] = field(default_factory=set)  # register_buffer / register_parameter names
+    is_module: bool = False
+
+
+@dataclass(eq=False)
+class FunctionInfo:
+    name: str
+    key: str
+    node: cst.FunctionDef
+    cls: Optional[ClassInfo]
+    parent: Optional["FunctionInfo"]
+    # Ordered statements that bind names: ("assign", targets, value) / ("for", target, iter) /
+    # ("with", target, expr) / ("import", name, None)
+    bindings: List[tuple] = field(default_factory=list)
+    returns: List[cst.BaseExpression] = field(default_factory=list)
+    calls: Set[str] = field(default_factory=set)  # callee keys (resolved where possible)
+    hot_calls: Set[str] = field(default_factory=set)  # callees called inside a hot loop
+    hot_loops: Set[int] = field(default_factory=set)  # id() of loops that contain a training step
+
+    @property
+    def is_method(self) -> bool:
+        return self.cls is not None and self.parent is None
+
+
+@dataclass
+class CallSite:
+    caller: Optional[FunctionInfo]
+    call: cst.Call
+    offset: int  # positional arguments to skip (1 for self.method(...) calls seen as method)
+
+
+class FileIndex(cst.CSTVisitor):
+    """Run with ``module.visit(FileIndex(...))``."""
+
+    def __init__(self, module_name: str, is_package: bool = False) -> None:
+        self.module_name = module_name
+        self.aliases = Aliases(module_name, is_package)
+        self.classes: Dict[str, ClassInfo] = {}  # by simple name, top-level and nested
+        self.functions: Dict[str, FunctionInfo] = {}  # by key
+        self.by_node: Dict[int, FunctionInfo] = {}  # id(FunctionDef) -> info
+        self.module_functions: Dict[str, FunctionInfo] = {}  # top-level functions by name
+        self.module_bindings: List[tuple] = []
+        self.call_sites: Dict[str, List[CallSite]] = {}  # by callee simple name / "self.name"
+        self.hot_loops: Set[int] = set()
+        self.module_hot_calls: Set[str] = set()
+        self._func_stack: List[FunctionInfo] = []
+        self._class_stack: List[ClassInfo] = []
+        self._scopes: List[object] = []  # ClassInfo / FunctionInfo, innermost last
+        self._saved_loops: List[tuple] = []
+        self._loop_stack: List[cst.CSTNode] = []
+        self._loop_calls: List[List[str]] = []  # callee keys seen per open loop
+        self.mentions_torch = False
+
+    # -- keys --------------------------------------------------------------------------------
+    def _prefix(self) -> str:
+        if not self._scopes:
+            return self.module_name
+        info = self._scopes[-1]
+        return info.key + ".<locals>" if isinstance(info, FunctionInfo) else info.key
+
+    def _join(self, prefix: str, name: str) -> str:
+        return f"{prefix}.{name}" if prefix else name
+
+    # -- imports -----------------------------------------------------------------------------
+    def visit_Import(self, node: cst.Import) -> None:
+        self.aliases.add_import(node)
+        for a in node.names:
+            if (dotted(a.name) or "").split(".")[0] == "torch":
+                self.mentions_torch = True
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.aliases.add_import_from(node)
+        mod = dotted(node.module) if node.module is not None else ""
+        if (mod or "").split(".")[0] == "torch":
+            self.mentions_torch = True
+
+    # -- classes and functions ---------------------------------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        bases = []
+        for arg in node.bases:
+            name = self.aliases.qualify(arg.value) or dotted(arg.value)
+            if name:
+                bases.append(name)
+        info = ClassInfo(node.name.value, self._join(self._prefix(), node.name.value), node, bases)
+        info.is_module = any(self._is_module_base(b) for b in bases)
+        self.classes[info.name] = info
+        self._class_stack.append(info)
+        self._scopes.append(info)
+
+    def _is_module_base(self, base: str) -> bool:
+        if base.startswith("torch.nn.") or base.startswith("torch.jit.ScriptModule"):
+            return True
+        local = self.classes.get(base)
+        if local is not None:
+            return local.is_module
+        return base.split(".")[-1].endswith(MODULE_BASE_SUFFIXES)
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self._class_stack.pop()
+        self._scopes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        name = node.name.value
+        inner = self._scopes[-1] if self._scopes else None
+        cls = inner if isinstance(inner, ClassInfo) else None
+        parent = inner if isinstance(inner, FunctionInfo) else None
+        info = FunctionInfo(name, self._join(self._prefix(), name), node, cls, parent)
+        self.functions[info.key] = info
+        self.by_node[id(node)] = info
+        if cls is not None:
+            cls.methods[name] = info
+        elif parent is None:
+            self.module_functions[name] = info
+            self.aliases.shadowed.add(name)
+        self._func_stack.append(info)
+        self._scopes.append(info)
+        # loops do not cross function boundaries
+        self._saved_loops.append((self._loop_stack, self._loop_calls))
+        self._loop_stack, self._loop_calls = [], []
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._func_stack.pop()
+        self._scopes.pop()
+        self._loop_stack, self._loop_calls = self._saved_loops.pop()
+
+    # -- bindings ----------------------------------------------------------------------------
+    def _bindings(self) -> List[tuple]:
+        return self._func_stack[-1].bindings if self._func_stack else self.module_bindings
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        targets = [t.target for t in node.targets]
+        self._bindings().append(("assign", targets, node.value))
+        for t in targets:
+            self._record_self_attr(t, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bindings().append(("annassign", [node.target], node.value, node.annotation.annotation))
+        if node.value is not None:
+            self._record_self_attr(node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        pass  # x += y keeps what x is
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bindings().append(("assign", [node.target], node.value))
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bindings().append(("for", node.target, node.iter))
+        self._enter_loop(node)
+
+    def leave_For(self, node: cst.For) -> None:
+        self._leave_loop(node)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._enter_loop(node)
+
+    def leave_While(self, node: cst.While) -> None:
+        self._leave_loop(node)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bindings().append(("with", node.asname.name, node.item))
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if self._func_stack and node.value is not None:
+            self._func_stack[-1].returns.append(node.value)
+
+    def _record_self_attr(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if (
+            isinstance(target, cst.Attribute)
+            and isinstance(target.value, cst.Name)
+            and target.value.value == "self"
+            and self._func_stack
+            and self._func_stack[-1].cls is not None
+        ):
+            func = self._func_stack[-1]
+            func.cls.attrs.setdefault(target.attr.value, []).append((func, value))
+
+    # -- loops and calls ---------------------------------------------------------------------
+    def _enter_loop(self, node: cst.CSTNode) -> None:
+        self._loop_stack.append(node)
+        self._loop_calls.append([])
+
+    def _leave_loop(self, node: cst.CSTNode) -> None:
+        self._loop_stack.pop()
+        calls = self._loop_calls.pop()
+        if id(node) in self.hot_loops:
+            target = self._func_stack[-1].hot_calls if self._func_stack else self.module_hot_calls
+            target.update(calls)
+            if self._func_stack:
+                self._func_stack[-1].hot_loops.add(id(node))
+        if self._loop_calls:  # calls of an inner loop belong to the outer one too
+            self._loop_calls[-1].extend(calls)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in STEP_CALL_ATTRS and self._loop_stack:
+            # loss.backward() / optimizer.step() / scaler.step(opt): the enclosing loops are steps
+            for loop in self._loop_stack:
+                self.hot_loops.add(id(loop))
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in ("register_buffer", "register_parameter")
+            and self._class_stack
+            and node.args
+            and isinstance(node.args[0].value, cst.SimpleString)
+        ):
+            self._class_stack[-1].buffers.add(node.args[0].value.evaluated_value)
+        key = self.callee_key(func)
+        caller = self._func_stack[-1] if self._func_stack else None
+        if key is not None:
+            if caller is not None:
+                caller.calls.add(key)
+            for calls in self._loop_calls:
+                calls.append(key)
+        simple = None
+        if isinstance(func, cst.Name):
+            simple = func.value
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            simple = "self." + func.attr.value
+        if simple is not None:
+            self.call_sites.setdefault(simple, []).append(CallSite(caller, node, 0))
+
+    def callee_key(self, func: cst.BaseExpression) -> Optional[str]:
+        """A best-effort key of the called function, matching ``FunctionInfo.key`` across files."""
+        if isinstance(func, cst.Name):
+            if func.value in self.module_functions:
+                return self.module_functions[func.value].key
+            q = self.aliases.qualify(func)
+            if q and not q.startswith("builtins."):
+                return q
+            # a function defined later in this file
+            return self._join(self.module_name, func.value)
+        if isinstance(func, cst.Attribute):
+            base = func.value
+            if isinstance(base, cst.Name) and base.value == "self" and self._class_stack:
+                return f"{self._class_stack[-1].key}.{func.attr.value}"
+            if (
+                isinstance(base, cst.Attribute)
+                and isinstance(base.value, cst.Name)
+                and base.value.value == "self"
+                and self._class_stack
+            ):
+                # self.helper.method(): resolved later through the attribute's class
+                return f"@attr:{self._class_stack[-1].key}:{base.attr.value}:{func.attr.value}"
+            q = self.aliases.qualify(func)
+            if q and not q.startswith("builtins."):
+                return q
+        return None
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if not self.mentions_torch and node.value in ("torch", "Tensor"):
+            self.mentions_torch = True

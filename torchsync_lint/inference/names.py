@@ -1,0 +1,91 @@
+"""Qualified names from imports: a light alias table instead of LibCST's QualifiedNameProvider.
+
+``import torch as th`` maps ``th`` to ``torch``; ``from torch import nonzero`` maps ``nonzero`` to
+``torch.nonzero``; ``import torch.nn.functional as F`` maps ``F``; relative imports resolve
+against the file's own module name. Built once per file from every import statement in it
+(imports inside functions included: flow-insensitive, which is what code in the wild needs).
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Dict, Optional
+
+import libcst as cst
+
+BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def dotted(node: cst.BaseExpression) -> Optional[str]:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+class Aliases:
+    def __init__(self, module_name: str = "", is_package: bool = False) -> None:
+        self.module_name = module_name
+        self.is_package = is_package
+        self.map: Dict[str, str] = {}
+        self.shadowed: set = set()  # local defs that hide a builtin of the same name
+
+    def add_import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            full = dotted(alias.name)
+            if full is None:
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.map[alias.asname.name.value] = full
+            else:
+                head = full.split(".")[0]
+                self.map[head] = head
+
+    def _base_module(self, node: cst.ImportFrom) -> Optional[str]:
+        mod = dotted(node.module) if node.module is not None else ""
+        if mod is None:
+            return None
+        level = len(node.relative)
+        if not level:
+            return mod
+        parts = self.module_name.split(".") if self.module_name else []
+        if not self.is_package:
+            parts = parts[:-1]
+        if level > 1:
+            parts = parts[: len(parts) - (level - 1)] if len(parts) >= level - 1 else []
+        base = ".".join(parts)
+        return ".".join(p for p in (base, mod) if p)
+
+    def add_import_from(self, node: cst.ImportFrom) -> None:
+        base = self._base_module(node)
+        if base is None or isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            name = dotted(alias.name)
+            if name is None:
+                continue
+            local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
+            self.map[local] = f"{base}.{name}" if base else name
+
+    def qualify(self, node: cst.BaseExpression) -> Optional[str]:
+        """The qualified name of a Name/Attribute chain rooted at an import or a builtin."""
+        parts = []
+        while isinstance(node, cst.Attribute):
+            parts.append(node.attr.value)
+            node = node.value
+        if not isinstance(node, cst.Name):
+            return None
+        head = node.value
+        if head in self.map:
+            root = self.map[head]
+        elif head in BUILTIN_NAMES and head not in self.shadowed:
+            root = f"builtins.{head}"
+        else:
+            return None
+        parts.append(root)
+        return ".".join(reversed(parts))

@@ -1,0 +1,84 @@
+"""Abstract values: what inference knows about an expression."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+# kinds
+TENSOR = "tensor"
+NUMBER = "number"  # Python int/float/bool
+LIST = "list"
+TUPLE = "tuple"
+RANGE = "range"
+NDARRAY = "ndarray"
+STR = "str"
+NONE = "none"
+SIZE = "size"  # torch.Size / tuple of Python ints from .shape
+DEVICE = "device"
+DTYPE = "dtype"
+TENSOR_SEQ = "tensor_seq"  # a tuple or list of tensors of unknown length (split, sort, nonzero(as_tuple))
+MODULE = "module"  # an nn.Module instance: calling it gives a tensor
+SELF = "self"
+UNKNOWN = "unknown"
+
+# devices
+CUDA = "cuda"
+CPU = "cpu"
+
+
+@dataclass(frozen=True)
+class Value:
+    kind: str = UNKNOWN
+    device: Optional[str] = None  # tensors: "cuda", "cpu", or None (unknown, possibly on the GPU)
+    dtype: Optional[str] = None  # tensors: "bool", "int", "float" or None; numbers: "int"/"float"/"bool"
+    elts: Tuple["Value", ...] = ()  # tuples and lists of known members
+    host_data: bool = False  # tensors built from Python/numpy data on the host
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.kind == TENSOR
+
+    @property
+    def maybe_gpu(self) -> bool:
+        return self.kind == TENSOR and self.device != CPU
+
+    @property
+    def is_host(self) -> bool:
+        """A value that lives in Python (not a tensor, and known)."""
+        return self.kind not in (TENSOR, UNKNOWN, MODULE, SELF)
+
+    def with_(self, **kw) -> "Value":
+        d = dict(kind=self.kind, device=self.device, dtype=self.dtype, elts=self.elts, host_data=self.host_data)
+        d.update(kw)
+        return Value(**d)
+
+
+UNKNOWN_VALUE = Value()
+
+
+def tensor(device: Optional[str] = None, dtype: Optional[str] = None, host_data: bool = False) -> Value:
+    return Value(TENSOR, device=device, dtype=dtype, host_data=host_data)
+
+
+def number(dtype: Optional[str] = None) -> Value:
+    return Value(NUMBER, dtype=dtype)
+
+
+def join(a: Value, b: Value) -> Value:
+    """What a name holds after two branches assign it."""
+    if a == b:
+        return a
+    if a.kind != b.kind:
+        if a.kind == NONE:
+            return b
+        if b.kind == NONE:
+            return a
+        return UNKNOWN_VALUE
+    if a.kind == TENSOR:
+        return tensor(
+            device=a.device if a.device == b.device else None,
+            dtype=a.dtype if a.dtype == b.dtype else None,
+            host_data=a.host_data and b.host_data,
+        )
+    return Value(a.kind)
