@@ -8,8 +8,9 @@ import sys
 from typing import List, Optional
 
 from torchsync_lint import __version__
-from torchsync_lint.config import ConfigError, find_pyproject, load
+from torchsync_lint.config import Config, ConfigError, find_pyproject, load
 from torchsync_lint.engine import lint_paths
+from torchsync_lint.finding import LintResult
 from torchsync_lint.output import FORMATS, render
 from torchsync_lint.registry import all_rules, rule_by_key
 
@@ -18,6 +19,16 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 def _codes(text: str) -> List[str]:
     return [c.strip().upper() for c in text.split(",") if c.strip()]
+
+
+def _jobs(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number of processes, got {text!r}")
+    return n
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,47 +47,48 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also report findings in code that runs once (module level, __init__, set-up)")
     p.add_argument("--hot-function", action="append", default=[], metavar="NAME",
                    help="treat this function (name or dotted key) as hot; repeatable")
-    p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: all cores)")
+    p.add_argument("--cold-function", action="append", default=[], metavar="NAME",
+                   help="treat this function as cold (runs once: set-up code); repeatable")
+    p.add_argument("--jobs", "-j", type=_jobs, default=None, help="worker processes (default: all cores)")
     p.add_argument("--explain", metavar="CODE", help="print a rule's documentation and exit")
     p.add_argument("--list-rules", action="store_true", help="list every rule and exit")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     p.add_argument("--version", action="version", version=f"torchsync-lint {__version__}")
+    from torchsync_lint.verify.cli_options import add_arguments as add_verify_arguments
+
+    add_verify_arguments(p)
     return p
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 for --help/--version
-        return int(exc.code or 0)
-    if args.explain:
-        try:
-            rule = rule_by_key(args.explain)
-        except KeyError:
-            print(f"torchsync-lint: error: unknown rule {args.explain!r}", file=sys.stderr)
-            return EXIT_ERROR
-        from torchsync_lint.docgen import rule_markdown
+def _error(message: str) -> int:
+    print(f"torchsync-lint: error: {message}", file=sys.stderr)
+    return EXIT_ERROR
 
-        sys.stdout.write(rule_markdown(rule))
-        return EXIT_CLEAN
-    if args.list_rules:
-        for code, rule in all_rules().items():
-            flag = "" if rule.default_enabled else " (off by default)"
-            print(f"{code}  {rule.name:32} {rule.message}{flag}")
-        return EXIT_CLEAN
-    if not args.paths:
-        parser.print_usage(sys.stderr)
-        print("torchsync-lint: error: no paths given", file=sys.stderr)
-        return EXIT_ERROR
+
+def explain(key: str) -> int:
     try:
-        pyproject = None if args.isolated else (args.config or find_pyproject(args.paths[0]))
-        if args.config and not os.path.isfile(args.config):
-            raise ConfigError(f"{args.config}: no such file")
-        config = load(pyproject)
-    except ConfigError as exc:
-        print(f"torchsync-lint: error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        rule = rule_by_key(key)
+    except KeyError:
+        return _error(f"unknown rule {key!r} (see --list-rules)")
+    from torchsync_lint.docgen import rule_markdown
+
+    sys.stdout.write(rule_markdown(rule))
+    return EXIT_CLEAN
+
+
+def list_rules() -> int:
+    for code, rule in all_rules().items():
+        flag = "" if rule.default_enabled else " (off by default)"
+        print(f"{code}  {rule.name:32} {rule.message}{flag}")
+    return EXIT_CLEAN
+
+
+def configure(args: argparse.Namespace) -> Config:
+    """pyproject settings (nearest to the first path), then the command line's. Raises ConfigError."""
+    if args.config and not os.path.isfile(args.config):
+        raise ConfigError(f"{args.config}: no such file")
+    pyproject = None if args.isolated else (args.config or find_pyproject(args.paths[0]))
+    config = load(pyproject)
     if args.select is not None:
         config.select = args.select
     if args.extend_select:
@@ -86,15 +98,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.include_cold is not None:
         config.include_cold = args.include_cold
     config.hot_functions = config.hot_functions + args.hot_function
+    config.cold_functions = config.cold_functions + args.cold_function
     for code in config.select + config.ignore:
         if not code.startswith("TSL"):
-            print(f"torchsync-lint: error: {code!r} is not a code prefix like 'TSL' or 'TSL101'", file=sys.stderr)
-            return EXIT_ERROR
+            raise ConfigError(f"{code!r} is not a code prefix like 'TSL' or 'TSL101'")
+    return config
 
-    def note(msg: str) -> None:
-        print(msg, file=sys.stderr)
 
-    result = lint_paths(args.paths, config, jobs=args.jobs, on_note=note)
+def report(args: argparse.Namespace, result: LintResult) -> int:
+    """Print findings (stdout) and file errors (stderr); the exit code."""
     for err in result.errors:
         print(str(err), file=sys.stderr)
     sys.stdout.write(render(args.format, result.findings, result.errors))
@@ -103,3 +115,40 @@ def main(argv: Optional[List[str]] = None) -> int:
     if result.findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = build_parser()
+    try:
+        from torchsync_lint.verify.cli_options import normalize_argv
+
+        args = parser.parse_args(normalize_argv(sys.argv[1:] if argv is None else list(argv)))
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 for --help/--version
+        return exc.code if isinstance(exc.code, int) else EXIT_ERROR
+    if args.explain:
+        return explain(args.explain)
+    if args.list_rules:
+        return list_rules()
+    if not args.paths:
+        parser.print_usage(sys.stderr)
+        return _error("no paths given")
+    try:
+        config = configure(args)
+    except ConfigError as exc:
+        return _error(str(exc))
+    result = lint_paths(args.paths, config, jobs=args.jobs,
+                        on_note=lambda msg: print(msg, file=sys.stderr))
+    # Steps that add to the result (e.g. runtime verification of the findings) go here.
+    from torchsync_lint.verify.cli_options import wanted as verify_wanted
+
+    if verify_wanted(args):  # runs the code in a child process; only that process imports torch
+        from torchsync_lint.verify import cli_verify, summary
+
+        code = cli_verify(args, config, result, lambda msg: print(msg, file=sys.stderr))
+        if code is not None:
+            return code
+        status = report(args, result)
+        if args.format == "text":
+            sys.stdout.write(summary(result.findings))
+        return status
+    return report(args, result)

@@ -56,11 +56,27 @@ KEYS = {
 }
 
 
+def _has_our_table(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return False
+    if b"torchsync-lint" not in raw:
+        return False
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return True  # it means to configure us: let load() report the error
+    return "torchsync-lint" in data.get("tool", {})
+
+
 def find_pyproject(start: str) -> Optional[str]:
+    """The nearest pyproject.toml at or above ``start`` that has a ``[tool.torchsync-lint]`` table."""
     d = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
     while True:
         candidate = os.path.join(d, "pyproject.toml")
-        if os.path.isfile(candidate):
+        if os.path.isfile(candidate) and _has_our_table(candidate):
             return candidate
         parent = os.path.dirname(d)
         if parent == d:
@@ -95,6 +111,7 @@ def load(pyproject: Optional[str]) -> Config:
         return cfg
     if not isinstance(section, dict):
         raise ConfigError(f"{pyproject}: [tool.torchsync-lint] must be a table")
+    extend_select: List[str] = []
     for key, value in section.items():
         if key not in KEYS:
             raise ConfigError(f"{pyproject}: [tool.torchsync-lint] unknown key {key!r} (known: {', '.join(sorted(KEYS))})")
@@ -104,7 +121,8 @@ def load(pyproject: Optional[str]) -> Config:
         if key in ("select", "ignore", "extend-select"):
             value = _check_codes(pyproject, key, value)
             if key == "extend-select":
-                value = cfg.select + value
+                extend_select = value
+                continue
         elif key == "per-file-ignores":
             checked = {}
             for pattern, codes in value.items():
@@ -117,4 +135,6 @@ def load(pyproject: Optional[str]) -> Config:
         elif typ is list and not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{pyproject}: [tool.torchsync-lint] {key}: expected a list of strings")
         setattr(cfg, attr, value)
+    if extend_select:
+        cfg.select = (cfg.select or ["TSL"]) + extend_select
     return cfg

@@ -7,8 +7,11 @@ are checked in parallel; hot paths are resolved across all files of the run afte
 
 from __future__ import annotations
 
+import ast
 import os
 import tokenize
+import traceback
+import warnings
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from io import BytesIO
@@ -70,6 +73,19 @@ def decode(data: bytes, path: str) -> str:
         raise ValueError(f"cannot decode file ({reason}); save it as UTF-8 or declare its encoding") from None
 
 
+def python_syntax_error(source: str, path: str) -> Optional[FileError]:
+    """CPython's own verdict on a file (clearer messages and positions than LibCST's), or None."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escapes etc. are not our business
+            compile(source, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        return FileError(path, f"syntax error: {exc.msg}", exc.lineno, exc.offset)
+    except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
+        return FileError(path, f"cannot parse: {exc}")
+    return None
+
+
 class _Walker(cst.CSTVisitor):
     """Calls every rule's visit_/leave_ methods from one traversal and keeps the context current."""
 
@@ -115,10 +131,7 @@ class _Walker(cst.CSTVisitor):
             for t in node.targets:
                 ctx.bind(t.target, value)
         elif isinstance(node, cst.AnnAssign):
-            v = ctx.evaluator.annotation_value(node.annotation.annotation)
-            if node.value is not None and v.kind == "unknown":
-                v = ctx.value(node.value)
-            ctx.bind(node.target, v)
+            ctx.bind(node.target, ctx.evaluator.annotated(node.annotation.annotation, node.value, ctx.scope))
         elif isinstance(node, cst.NamedExpr):
             ctx.bind(node.target, ctx.value(node.value))
         elif isinstance(node, cst.FunctionDef):
@@ -143,7 +156,9 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        report.error = FileError(path, f"syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1)
+        # Only on failure: a second parse by CPython for a message that names the real line.
+        report.error = python_syntax_error(source, path) or FileError(
+            path, f"LibCST cannot parse this file: {exc.message}", exc.raw_line, exc.raw_column + 1)
         return report
     except Exception as exc:  # LibCST raises a few other types on exotic input
         report.error = FileError(path, f"cannot parse: {type(exc).__name__}: {exc}")
@@ -196,9 +211,18 @@ def check_file(path: str, options: Options) -> FileReport:
     if not source.strip():
         return FileReport(path, note="empty file, nothing to check")
     try:
-        return check_source(source, path, options)
+        report = check_source(source, path, options)
+        if report.summary is None and report.error is None:
+            # the prefilter skipped it unparsed: still report a broken file (cheap C parser)
+            report.error = python_syntax_error(source, path)
+        return report
     except RecursionError:
         return FileReport(path, error=FileError(path, "too deeply nested to analyse (recursion limit)"))
+    except Exception as exc:  # a bug of ours must not end the whole run with a traceback
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        return FileReport(path, error=FileError(
+            path, f"internal error, please report: {type(exc).__name__}: {exc} "
+                  f"(at {os.path.basename(where.filename)}:{where.lineno})"))
 
 
 def iter_python_files(paths: Iterable[str], config: Config) -> Iterator[Tuple[str, bool]]:
@@ -278,14 +302,21 @@ def lint_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None,
     return result
 
 
-def lint_source(source: str, path: str = "<string>", config: Optional[Config] = None) -> List[Finding]:
-    """Lint one file's text on its own (no other files for hot paths): tests, flake8, docs."""
+def lint_source(source: str, path: str = "<string>", config: Optional[Config] = None, *,
+                module_name: Optional[str] = None, inline_noqa: bool = True) -> List[Finding]:
+    """Lint one file's text on its own (no other files for hot paths): tests, flake8, docs.
+
+    ``inline_noqa=False`` keeps findings silenced by a line's ``# noqa`` (flake8 filters those
+    itself); the file-level ``# torchsync-lint: noqa`` still applies.
+    """
     config = config or Config()
     options = Options(tuple(config.select), tuple(config.ignore), tuple(config.hot_functions),
                       tuple(config.cold_functions))
-    report = check_source(source, path, options, module_name=os.path.splitext(os.path.basename(path))[0])
+    report = check_source(source, path, options,
+                          module_name=module_name or os.path.splitext(os.path.basename(path))[0])
     if report.error is not None:
         raise SyntaxError(str(report.error))
     graph = CallGraph([report.summary] if report.summary else [], config.hot_functions)
     findings = classify([report], graph, config.include_cold)
-    return sorted(_suppress(findings, {path: report.noqa} if report.noqa else {}, config), key=Finding.sort_key)
+    noqa = report.noqa if report.noqa is None or inline_noqa else report.noqa.file_only()
+    return sorted(_suppress(findings, {path: noqa} if noqa else {}, config), key=Finding.sort_key)

@@ -12,7 +12,7 @@ from typing import List, Optional, Set
 import libcst as cst
 
 from torchsync_lint.inference.evaluate import Evaluator, Scope
-from torchsync_lint.inference.index import COLD_METHODS, FileIndex, FunctionInfo
+from torchsync_lint.inference.index import COLD_METHODS, FileIndex, FunctionInfo, names_function
 from torchsync_lint.inference.values import NUMBER, TENSOR, UNKNOWN, Value
 
 
@@ -90,7 +90,7 @@ class FileContext:
         func = self.function
         cold = func is None and not self.in_hot_loop
         if func is not None:
-            cold = func.name in COLD_METHODS or func.name in self.cold_functions or func.key in self.cold_functions
+            cold = func.name in COLD_METHODS or names_function(func.key, func.name, self.cold_functions)
         self.findings.append(RawFinding(rule, node, message, func.key if func else None, self.in_hot_loop, cold))
 
     # -- bookkeeping called by the engine's walker -------------------------------------------

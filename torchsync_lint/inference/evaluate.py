@@ -18,7 +18,9 @@ from torchsync_lint.inference.values import (
     CPU,
     CUDA,
     DEVICE,
+    DICT,
     DTYPE,
+    EVENT,
     LIST,
     MODULE,
     NDARRAY,
@@ -28,6 +30,7 @@ from torchsync_lint.inference.values import (
     SELF,
     SIZE,
     STR,
+    STREAM,
     TENSOR,
     TENSOR_SEQ,
     TUPLE,
@@ -99,6 +102,7 @@ class Evaluator:
         self._attrs: Dict[tuple, Value] = {}
         self._busy: Set[tuple] = set()
         self._module_scope: Optional[Scope] = None
+        self._declared: Dict[int, Dict[str, Value]] = {}
 
     # -- scopes ------------------------------------------------------------------------------
     def module_scope(self) -> Scope:
@@ -128,17 +132,27 @@ class Evaluator:
                 self.bind(target, value, scope)
         elif kind == "annassign":
             target, value, ann = binding[1][0], binding[2], binding[3]
-            v = self.annotation_value(ann)
-            if v.kind == UNKNOWN and value is not None:
-                v = self.infer(value, scope)
-            self.bind(target, v, scope)
+            self.bind(target, self.annotated(ann, value, scope), scope)
         elif kind == "for":
             self.bind(binding[1], self.iter_element(binding[2], scope), scope)
         elif kind == "with":
             self.bind(binding[1], UNKNOWN_VALUE, scope)
 
+    def annotated(self, ann: cst.BaseExpression, value: Optional[cst.BaseExpression], scope: Scope) -> Value:
+        """``name: ann = value``: the annotation, unless the value says more (``m: Tensor = x > 0`` is bool)."""
+        v = self.annotation_value(ann)
+        if value is not None and (v.kind == UNKNOWN or (v.kind == TENSOR and v.device is None and v.dtype is None)):
+            got = self.infer(value, scope)
+            if v.kind == UNKNOWN or got.kind == TENSOR:
+                v = got
+        return v
+
     def bind(self, target: cst.BaseExpression, value: Value, scope: Scope) -> None:
         if isinstance(target, cst.Name):
+            if value.kind == UNKNOWN and scope.func is not None:
+                # a parameter keeps its declared type (as a type checker reads it) when
+                # reassigned from something we cannot see: ``images, targets = self.transform(...)``
+                value = self.declared(scope.func).get(target.value, value)
             scope.values[target.value] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = target.elements
@@ -151,8 +165,10 @@ class Evaluator:
                     v = value.elts[i]
                 elif value.kind == SIZE:
                     v = INT
+                elif value.kind in (LIST, TUPLE) and value.item is not None and not value.elts:
+                    v = value.item
                 elif value.kind in (TENSOR, TENSOR_SEQ):
-                    v = tensor(value.device, value.dtype if value.kind == TENSOR else None)
+                    v = tensor(value.device, value.dtype)  # TENSOR_SEQ keeps a common dtype (nonzero: int)
                 else:
                     v = UNKNOWN_VALUE
                 self.bind(el.value, v, scope)
@@ -170,7 +186,9 @@ class Evaluator:
         if v.kind == SIZE:
             return INT
         if v.kind in (TENSOR, TENSOR_SEQ):
-            return tensor(v.device, v.dtype if v.kind == TENSOR else None)
+            return tensor(v.device, v.dtype)
+        if v.kind in (LIST, TUPLE) and v.item is not None and not v.elts:
+            return v.item
         if v.kind in (LIST, TUPLE) and v.elts:
             out = v.elts[0]
             for e in v.elts[1:]:
@@ -204,9 +222,7 @@ class Evaluator:
                 if i == 0 and func.is_method and not is_static and param in positional:
                     out[name] = Value(SELF)
                     continue
-                v = UNKNOWN_VALUE
-                if param.annotation is not None:
-                    v = self.annotation_value(param.annotation.annotation)
+                v = self.declared(func).get(name, UNKNOWN_VALUE)
                 if v.kind == UNKNOWN and param.default is not None:
                     d = self.infer(param.default, self.module_scope())
                     v = d if d.kind != NONE else UNKNOWN_VALUE
@@ -224,6 +240,30 @@ class Evaluator:
             return out
         finally:
             self._busy.discard(key)
+
+    def declared(self, func: FunctionInfo) -> Dict[str, Value]:
+        """Parameters' declared types: annotations, else a PEP 484 ``# type: (...) -> ...`` comment."""
+        got = self._declared.get(id(func))
+        if got is not None:
+            return got
+        out: Dict[str, Value] = {}
+        self._declared[id(func)] = out
+        p = func.node.params
+        params = list(p.posonly_params) + list(p.params) + list(p.kwonly_params)
+        comment = _signature_comment(func.node)
+        if comment is not None and comment[0] is not None:
+            skip = 1 if func.is_method and not _is_static(func.node) and params else 0
+            if len(comment[0]) == len(params) - skip:
+                for param, ann in zip(params[skip:], comment[0]):
+                    v = self.annotation_value(ann)
+                    if v.kind != UNKNOWN:
+                        out[param.name.value] = v
+        for param in params:
+            if param.annotation is not None:
+                v = self.annotation_value(param.annotation.annotation)
+                if v.kind != UNKNOWN:
+                    out[param.name.value] = v
+        return out
 
     def _from_call_sites(self, func: FunctionInfo, name: str, pos: Optional[int]) -> Value:
         if func.is_method:
@@ -265,6 +305,9 @@ class Evaluator:
         try:
             ann = func.node.returns
             out = self.annotation_value(ann.annotation) if ann is not None else UNKNOWN_VALUE
+            comment = _signature_comment(func.node) if ann is None else None
+            if comment is not None:
+                out = self.annotation_value(comment[1])
             if out.kind == UNKNOWN and func.returns:
                 scope = self.summary_scope(func)
                 vals = [self.infer(r, scope) for r in func.returns]
@@ -346,10 +389,14 @@ class Evaluator:
                 for v in vals[1:]:
                     out = join(out, v)
                 return out
-            if last in ("List", "list", "Sequence", "Iterable"):
-                return Value(LIST)
+            if last in ("List", "list", "Sequence", "Iterable", "Iterator", "MutableSequence"):
+                return Value(LIST, item=self._item(inner[0]) if len(inner) == 1 else None)
             if last in ("Tuple", "tuple"):
+                if len(inner) == 2 and isinstance(inner[1], cst.Ellipsis):  # tuple[Tensor, ...]
+                    return Value(TUPLE, item=self._item(inner[0]))
                 return Value(TUPLE, elts=tuple(self.annotation_value(i) for i in inner if not isinstance(i, cst.Ellipsis)))
+            if last in ("Dict", "dict", "Mapping", "MutableMapping", "OrderedDict", "DefaultDict", "defaultdict"):
+                return Value(DICT, item=self._item(inner[1]) if len(inner) == 2 else None)
             return UNKNOWN_VALUE
         if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
             a, b = self.annotation_value(ann.left), self.annotation_value(ann.right)
@@ -383,6 +430,10 @@ class Evaluator:
         if name.startswith("numpy.") and last in ("ndarray", "array"):
             return Value(NDARRAY)
         return UNKNOWN_VALUE
+
+    def _item(self, ann: cst.BaseExpression) -> Optional[Value]:
+        v = self.annotation_value(ann)
+        return v if v.kind != UNKNOWN else None
 
     # -- expressions -------------------------------------------------------------------------
     def infer(self, e: cst.BaseExpression, scope: Scope) -> Value:
@@ -463,11 +514,15 @@ class Evaluator:
         if base.kind == TENSOR_SEQ:
             if len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Slice):
                 return base
-            return tensor(base.device)
+            return tensor(base.device, base.dtype)
         if base.kind == SIZE:
             if len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Slice):
                 return Value(SIZE)
             return INT
+        if base.kind in (TUPLE, LIST, DICT) and base.item is not None and not base.elts and len(e.slice) == 1:
+            if isinstance(e.slice[0].slice, cst.Slice):
+                return base if base.kind != DICT else UNKNOWN_VALUE
+            return base.item
         if base.kind in (TUPLE, LIST) and base.elts and len(e.slice) == 1:
             idx = e.slice[0].slice
             if isinstance(idx, cst.Index):
@@ -585,6 +640,8 @@ class Evaluator:
                 if name in ("to", "cuda", "cpu", "eval", "train", "half", "float", "requires_grad_"):
                     return Value(MODULE)
                 return UNKNOWN_VALUE
+            if recv.kind == STREAM and name == "record_event":
+                return Value(EVENT)
             if recv.kind == SIZE:
                 return INT if name in ("numel", "index", "count") else UNKNOWN_VALUE
             if recv.kind == NDARRAY:
@@ -595,10 +652,14 @@ class Evaluator:
                 return Value(NDARRAY)
             if recv.kind in (LIST, TUPLE) and name in ("index", "count"):
                 return INT
+            if recv.kind == DICT:
+                return self._dict_method(recv, name)
             return UNKNOWN_VALUE
         if isinstance(func, cst.Name):
             local = scope.lookup(func.value)
             if local is not None:
+                if local.kind == SELF and scope.cls is not None and scope.cls.is_module:
+                    return tensor()  # self(x) in an nn.Module runs forward
                 return tensor() if local.kind == MODULE else UNKNOWN_VALUE
             f = self._local_function(func.value, scope)
             if f is not None:
@@ -606,6 +667,18 @@ class Evaluator:
             cls = self.index.classes.get(func.value)
             if cls is not None:
                 return Value(MODULE) if cls.is_module else UNKNOWN_VALUE
+        return UNKNOWN_VALUE
+
+    @staticmethod
+    def _dict_method(recv: Value, name: str) -> Value:
+        if recv.item is None:
+            return UNKNOWN_VALUE
+        if name in ("get", "pop", "setdefault", "__getitem__"):
+            return recv.item
+        if name == "values":
+            return Value(LIST, item=recv.item)
+        if name == "items":
+            return Value(LIST, item=Value(TUPLE, elts=(UNKNOWN_VALUE, recv.item)))
         return UNKNOWN_VALUE
 
     def _local_function(self, name: str, scope: Scope) -> Optional[FunctionInfo]:
@@ -651,11 +724,23 @@ class Evaluator:
             dev = self.device_arg(call, scope)
             device = base.device if dev is None else (None if dev == "?" else dev)
             return tensor(device, self.dtype_arg(call) or base.dtype)
+        if q in api.STREAM_FACTORIES:
+            return Value(STREAM)
+        if q in api.EVENT_FACTORIES:
+            return Value(EVENT)
         if q in api.TORCH_NON_TENSOR:
             kind = api.TORCH_NON_TENSOR[q]
             return BOOL if kind == NUMBER and q not in ("torch.numel",) else (INT if q == "torch.numel" else Value(kind))
         if q == "torch.nn.Parameter" or q == "torch.nn.parameter.Parameter":
             return tensor()
+        if q == "torch.jit.annotate" and call.args:
+            return self.annotation_value(call.args[0].value)
+        if q.startswith(api.TORCH_PREDICATE_PREFIXES):
+            return BOOL  # torch.is_grad_enabled(), torch.are_deterministic_algorithms_enabled()
+        if last.startswith("_") and q.count(".") >= 2 and not q.startswith("torch.nn.functional."):
+            # private helpers of torch's submodules are no tensor ops: torch._C._get_tracing_state(),
+            # torch.nn.modules.utils._pair(size) (top-level torch._foo are ATen ops)
+            return UNKNOWN_VALUE
         if q.startswith("torch.nn.functional."):
             return tensor(self._first_tensor_device(call, scope), "int" if last == "one_hot" else None)
         if q.startswith(api.TORCH_NON_TENSOR_PREFIXES):
@@ -775,7 +860,8 @@ class Evaluator:
                 dtype = DTYPE_NAMES.get((self.aliases.qualify(a.value) or "").split(".")[-1])
                 continue
             v = self.infer(a.value, scope)
-            if v.kind == DTYPE:
+            if v.kind == DTYPE or (v.kind == UNKNOWN and (_dotted(a.value) or "").endswith("dtype")):
+                # `.to(self.dtype)` / `.to(dtype)`: a dtype by name, not a device
                 name = (self.aliases.qualify(a.value) or "").split(".")[-1]
                 dtype = DTYPE_NAMES.get(name)
             elif v.kind == TENSOR:
@@ -790,6 +876,40 @@ def _dotted(node: cst.BaseExpression) -> Optional[str]:
     from torchsync_lint.inference.names import dotted
 
     return dotted(node)
+
+
+def _is_static(node: cst.FunctionDef) -> bool:
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
+
+
+def _signature_comment(node: cst.FunctionDef):
+    """A PEP 484 signature type comment, ``# type: (Tensor, int) -> Tensor``, on the ``def`` line or
+    the first line of the body: ([argument annotations] or None for ``(...)``, return annotation)."""
+    texts = []
+    body = node.body
+    if isinstance(body, cst.IndentedBlock):
+        if body.header.comment is not None:
+            texts.append(body.header.comment.value)
+        if body.body:
+            texts.extend(line.comment.value for line in body.body[0].leading_lines if line.comment is not None)
+    for text in texts:
+        text = text[1:].strip()
+        if not text.startswith("type:") or "->" not in text:
+            continue
+        args, _, ret = text[len("type:"):].strip().rpartition("->")
+        try:
+            args_expr = cst.parse_expression(args.strip())
+            ret_expr = cst.parse_expression(ret.split("#")[0].strip())
+        except Exception:
+            return None
+        if isinstance(args_expr, cst.Ellipsis):
+            return None, ret_expr
+        if isinstance(args_expr, cst.Tuple):
+            if any(isinstance(el, cst.StarredElement) for el in args_expr.elements):
+                return None, ret_expr
+            return [el.value for el in args_expr.elements], ret_expr
+        return [args_expr], ret_expr
+    return None
 
 
 def _int_literal(e: cst.BaseExpression) -> Optional[int]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Set
 
-from torchsync_lint.inference.index import STEP_HOOKS, FileIndex
+from torchsync_lint.inference.index import STEP_HOOKS, FileIndex, names_function
 
 
 @dataclass
@@ -77,7 +77,7 @@ class CallGraph:
             self.attr_classes.update(s.attr_classes)
             self.aliases[s.module] = s.aliases
             for key, name in s.names.items():
-                if name in hot_names or key in hot_names:
+                if names_function(key, name, hot_names):
                     self.roots.add(key)
         for k in loop_calls:
             r = self.resolve(k)

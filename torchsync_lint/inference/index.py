@@ -24,6 +24,14 @@ COLD_METHODS = frozenset(
     "_init_weights __setstate__ __getstate__ load_state_dict _load_from_state_dict state_dict "
     "setup prepare_data configure_optimizers on_load_checkpoint on_save_checkpoint".split()
 )
+
+
+def names_function(key: str, name: str, patterns) -> bool:
+    """Whether a user's list (hot-functions, cold-functions) names this function: by its name,
+    its full dotted key, or a dotted tail of it (``Trainer.step``)."""
+    return name in patterns or any(key == p or key.endswith("." + p) for p in patterns if "." in p)
+
+
 # Calls whose presence marks a loop body as a training step.
 STEP_CALL_ATTRS = frozenset(("backward", "step"))
 MODULE_BASE_SUFFIXES = ("Module", "Loss", "LightningModule", "Sequential", "ModuleList", "ModuleDict")
@@ -83,6 +91,9 @@ class FileIndex(cst.CSTVisitor):
         self.call_sites: Dict[str, List[CallSite]] = {}  # by callee simple name / "self.name"
         self.hot_loops: Set[int] = set()
         self.module_hot_calls: Set[str] = set()
+        # every call of a torch.* callable, by qualified name (file-wide settings such as
+        # Distribution.set_default_validate_args(False) are looked up here)
+        self.torch_calls: Dict[str, List[cst.Call]] = {}
         self._func_stack: List[FunctionInfo] = []
         self._class_stack: List[ClassInfo] = []
         self._scopes: List[object] = []  # ClassInfo / FunctionInfo, innermost last
@@ -249,6 +260,8 @@ class FileIndex(cst.CSTVisitor):
         key = self.callee_key(func)
         caller = self._func_stack[-1] if self._func_stack else None
         if key is not None:
+            if key.startswith("torch."):
+                self.torch_calls.setdefault(key, []).append(node)
             if caller is not None:
                 caller.calls.add(key)
             for calls in self._loop_calls:

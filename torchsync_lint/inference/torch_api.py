@@ -80,6 +80,16 @@ TORCH_NON_TENSOR_PREFIXES = (
     "torch.use_deterministic_algorithms",
     "torch.chunk_placeholder",
 )
+# Predicates on torch's state or on a tensor's kind, all returning a Python bool
+# (torch.is_grad_enabled(), torch.is_tensor(x), torch.are_deterministic_algorithms_enabled()).
+TORCH_PREDICATE_PREFIXES = ("torch.is_", "torch.are_")
+# Callables that return a stream or an event (host handles on GPU work queues).
+STREAM_FACTORIES = frozenset(
+    p + n
+    for p in ("torch.cuda.", "torch.cuda.streams.", "torch.xpu.", "torch.accelerator.", "torch.")
+    for n in ("Stream", "ExternalStream", "current_stream", "default_stream")
+)
+EVENT_FACTORIES = frozenset(p + "Event" for p in ("torch.cuda.", "torch.cuda.streams.", "torch.xpu.", "torch.mps.event.", "torch."))
 # Ops returning several tensors (a tuple or list).
 TORCH_MULTI = frozenset(
     "torch." + n

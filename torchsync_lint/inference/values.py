@@ -20,6 +20,9 @@ DTYPE = "dtype"
 TENSOR_SEQ = "tensor_seq"  # a tuple or list of tensors of unknown length (split, sort, nonzero(as_tuple))
 MODULE = "module"  # an nn.Module instance: calling it gives a tensor
 SELF = "self"
+STREAM = "stream"  # a CUDA/accelerator stream (torch.cuda.Stream, current_stream())
+EVENT = "event"  # a CUDA/accelerator event (torch.cuda.Event, stream.record_event())
+DICT = "dict"  # a dict (from annotations: ``dict[str, Tensor]``); ``item`` is the value of its values
 UNKNOWN = "unknown"
 
 # devices
@@ -34,6 +37,12 @@ class Value:
     dtype: Optional[str] = None  # tensors: "bool", "int", "float" or None; numbers: "int"/"float"/"bool"
     elts: Tuple["Value", ...] = ()  # tuples and lists of known members
     host_data: bool = False  # tensors built from Python/numpy data on the host
+    # lists and dicts of unknown length whose members (dict: values) share one known value
+    # (``list[Tensor]``, ``dict[str, Tensor]`` annotations); None when unknown
+    item: Optional["Value"] = None
+    # a tensor by convention only (an unannotated `forward` input), not by evidence: rules about
+    # Python-level uses (sizes, branches) skip it, since ints and flags are passed to forward too
+    assumed: bool = False
 
     @property
     def is_tensor(self) -> bool:
@@ -49,7 +58,8 @@ class Value:
         return self.kind not in (TENSOR, UNKNOWN, MODULE, SELF)
 
     def with_(self, **kw) -> "Value":
-        d = dict(kind=self.kind, device=self.device, dtype=self.dtype, elts=self.elts, host_data=self.host_data)
+        d = dict(kind=self.kind, device=self.device, dtype=self.dtype, elts=self.elts, host_data=self.host_data,
+                 item=self.item, assumed=self.assumed)
         d.update(kw)
         return Value(**d)
 
@@ -80,5 +90,8 @@ def join(a: Value, b: Value) -> Value:
             device=a.device if a.device == b.device else None,
             dtype=a.dtype if a.dtype == b.dtype else None,
             host_data=a.host_data and b.host_data,
-        )
+        ).with_(assumed=a.assumed or b.assumed)
+    if a.item is not None and b.item is not None and not a.elts and not b.elts:
+        item = join(a.item, b.item)
+        return Value(a.kind, item=item if item.kind != UNKNOWN else None)
     return Value(a.kind)

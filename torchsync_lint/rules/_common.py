@@ -6,6 +6,8 @@ from typing import Optional
 
 import libcst as cst
 
+from torchsync_lint.inference.values import CPU, LIST, TENSOR_SEQ, TUPLE, UNKNOWN, Value
+
 
 def arg(call: cst.Call, position: Optional[int], keyword: Optional[str] = None) -> Optional[cst.Arg]:
     """The argument passed at ``position`` or as ``keyword=``, if any."""
@@ -33,3 +35,32 @@ def is_false(expr: Optional[cst.BaseExpression]) -> bool:
 
 def method_name(call: cst.Call) -> Optional[str]:
     return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+
+
+def holds_gpu_tensor(value: Value) -> bool:
+    """A tensor not known to be on the CPU, or a tuple/list/sequence that holds one."""
+    if value.maybe_gpu:
+        return True
+    if value.kind == TENSOR_SEQ:
+        return value.device != CPU
+    if value.kind in (LIST, TUPLE):
+        return any(holds_gpu_tensor(v) for v in value.elts)
+    return False
+
+
+def may_be_on_gpu(value: Value) -> bool:
+    """A tensor not known to be on the CPU, or a value inference cannot place (an argument of a
+    torch function that only takes tensors)."""
+    return value.maybe_gpu or value.kind == UNKNOWN
+
+
+def number_literal(expr: Optional[cst.BaseExpression]) -> Optional[float]:
+    """The value of an int/float literal (``3``, ``-1``, ``0.5``), else None."""
+    negative = False
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        negative = isinstance(expr.operator, cst.Minus)
+        expr = expr.expression
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        value = float(expr.evaluated_value)
+        return -value if negative else value
+    return None

@@ -18,6 +18,9 @@ class ItemCall(Rule):
 
     ## Example
     ```python
+    import torch
+
+
     def training_step(self, batch, batch_idx):
         loss = self.model(batch).mean()
         self.total += loss.item()
@@ -26,6 +29,9 @@ class ItemCall(Rule):
 
     ## Use instead
     ```python
+    import torch
+
+
     def training_step(self, batch, batch_idx):
         loss = self.model(batch).mean()
         self.total += loss.detach()  # stays on the GPU; read it once, every N steps

@@ -1,0 +1,156 @@
+"""Inference fixes found by scoring the linter on torchvision's detection models (bench/realcode_*.py).
+
+Each case is a reduced copy of a pattern in torchvision 0.26.0 whose sync the GPU recorded (or whose
+finding was a false positive), checked both as inferred values and end to end through the rules.
+"""
+
+import textwrap
+
+from test_inference import probe
+from torchsync_lint.engine import lint_source
+
+
+def codes(source: str):
+    return sorted((f.line, f.code) for f in lint_source(textwrap.dedent(source), "realcode_case.py"))
+
+
+def test_container_annotations_carry_their_element_type():
+    # generalized_rcnn.py: `for target in targets: boxes = target["boxes"]`
+    vals = probe("""
+    from typing import Dict, List, Optional, Tuple
+    from torch import Tensor
+    def f(targets: Optional[list[dict[str, Tensor]]], feats: List[Tensor], outs: Dict[str, Tensor],
+          shapes: tuple[Tensor, ...]):
+        for target in targets:
+            probe(target)
+            probe(target["boxes"])
+        probe(feats[0])
+        probe(feats[1:])
+        a, b = feats
+        probe(b)
+        probe(outs.get("x"))
+        for v in outs.values():
+            probe(v)
+        for k, v in outs.items():
+            probe(v)
+        probe(shapes[3])
+    """)
+    kinds = [(v.kind, v.item.kind if v.item is not None else None) for v in vals]
+    assert kinds == [("dict", "tensor"), ("tensor", None), ("tensor", None), ("list", "tensor"),
+                     ("tensor", None), ("tensor", None), ("tensor", None), ("tensor", None), ("tensor", None)]
+
+
+def test_bare_containers_stay_unknown_inside():
+    vals = probe("""
+    def f(xs: list, d: dict[str, "Foo"]):
+        probe(xs[0])
+        probe(d["k"])
+        for k in d:
+            probe(k)
+    """)
+    assert [v.kind for v in vals] == ["unknown", "unknown", "unknown"]
+
+
+def test_parameter_keeps_its_declared_type_when_reassigned_from_the_unknown():
+    # generalized_rcnn.py: `images, targets = self.transform(images, targets)` (a module from __init__)
+    src = """
+    import torch
+    from torch import Tensor
+    class GeneralizedRCNN(torch.nn.Module):
+        def __init__(self, transform):
+            super().__init__()
+            self.transform = transform
+        def forward(self, images: list[Tensor], targets: list[dict[str, Tensor]] = None):
+            images, targets = self.transform(images, targets)
+            for target in targets:
+                boxes = target["boxes"]
+                degenerate_boxes = boxes[:, 2:] <= boxes[:, :2]
+                if degenerate_boxes.any():
+                    raise ValueError("degenerate")
+            return images
+    """
+    assert (13, "TSL302") in codes(src)
+
+
+def test_a_known_reassignment_still_wins_over_the_declaration():
+    vals = probe("""
+    from torch import Tensor
+    def f(x: Tensor):
+        x = x.tolist()
+        probe(x)
+    """)
+    assert vals[0].kind == "list"
+
+
+def test_pep484_signature_type_comments():
+    # roi_heads.py: paste_mask_in_image(mask, box, im_h, im_w) with `# type: (Tensor, Tensor, int, int) -> Tensor`
+    src = """
+    import torch
+    def paste_mask_in_image(mask, box, im_h, im_w):
+        # type: (Tensor, Tensor, int, int) -> Tensor
+        w = int(box[2] - box[0] + 1)
+        x_0 = max(box[0], 0)
+        return mask
+
+    def helper(x, n):  # type: (Tensor, int) -> tuple[Tensor, float]
+        return x, 1.0
+
+    class Heads(torch.nn.Module):
+        def compute_loss(self, targets, head_outputs):
+            # type: (list[dict[str, Tensor]], dict[str, Tensor]) -> Tensor
+            for t in targets:
+                if t["labels"].any():
+                    pass
+            return head_outputs["cls_logits"]
+    """
+    got = codes(src)
+    assert (5, "TSL004") in got and (6, "TSL005") in got
+    assert (16, "TSL302") in got
+    vals = probe("""
+    def g(x, n):  # type: (Tensor, int) -> tuple[Tensor, float]
+        probe(x)
+        probe(n)
+        return x, 1.0
+    def h(*xs):
+        # type: (*Tensor) -> None
+        probe(xs)
+    probe(g(1, 2))
+    """)
+    assert [v.kind for v in vals[:2]] == ["tensor", "number"]
+    assert vals[2].kind == "tuple" and [e.kind for e in vals[3].elts] == ["tensor", "number"]
+
+
+def test_torch_jit_annotate_gives_the_annotated_type():
+    vals = probe("""
+    import torch
+    from torch import Tensor
+    def f():
+        result = torch.jit.annotate(list[dict[str, Tensor]], [])
+        probe(result)
+    """)
+    assert vals[0].kind == "list" and vals[0].item.kind == "dict"
+
+
+def test_torch_predicates_and_private_bindings_are_no_tensors():
+    # roi_heads.py / transform.py: `if torch._C._get_tracing_state():`;
+    # roi_align.py: `if not _has_ops() or (torch.are_deterministic_algorithms_enabled() and ...)`
+    src = """
+    import torch
+    class M(torch.nn.Module):
+        def forward(self, x):
+            if torch._C._get_tracing_state():
+                return x
+            if torch.are_deterministic_algorithms_enabled() and x.is_cuda:
+                return x
+            if torch.is_grad_enabled():
+                return x
+            return x
+    """
+    assert codes(src) == []
+    vals = probe("""
+    import torch
+    probe(torch.is_autocast_enabled())
+    probe(torch._C._get_tracing_state())
+    probe(torch._C._nn.pad(torch.zeros(3), (1, 1)))
+    """)
+    assert [v.kind for v in vals] == ["number", "unknown", "tensor"]

@@ -1,0 +1,86 @@
+"""flake8 plugin: ``flake8 --select TSL`` reports what ``torchsync-lint FILE`` reports.
+
+flake8 picks a plugin's kind from its ``__init__`` parameter names: asking for ``tree`` makes this
+an AST plugin, run once per file that CPython could parse. We never look at that tree (the rules
+need LibCST's); we parse the text of ``lines`` once with LibCST through the engine's one-file path.
+flake8 applies its own ``# noqa``, ``--extend-ignore`` and ``per-file-ignores``; the file-level
+``# torchsync-lint: noqa`` is applied here, since flake8 does not know it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Iterator, List, Sequence, Tuple, Type
+
+from torchsync_lint import __version__
+from torchsync_lint.config import Config
+from torchsync_lint.engine import lint_source, module_name_for
+
+LOG = logging.getLogger(__name__)
+
+
+def _tsl_prefixes(values: Sequence[str]) -> List[str]:
+    return [v.strip().upper() for v in values or () if v.strip().upper().startswith("TSL")]
+
+
+class TorchSyncChecker:
+    name = "torchsync-lint"
+    version = __version__
+
+    # set from flake8's options and config files by parse_options
+    hot_functions: Tuple[str, ...] = ()
+    cold_functions: Tuple[str, ...] = ()
+    include_cold: bool = False
+    select: Tuple[str, ...] = ()
+
+    def __init__(self, tree, lines: Sequence[str], filename: str = "stdin") -> None:
+        self.lines = lines
+        self.filename = filename
+
+    @classmethod
+    def add_options(cls, manager) -> None:
+        manager.add_option(
+            "--tsl-hot-functions", default="", parse_from_config=True, comma_separated_list=True,
+            help="torchsync-lint: functions (names or dotted keys) to treat as hot, comma separated",
+        )
+        manager.add_option(
+            "--tsl-cold-functions", default="", parse_from_config=True, comma_separated_list=True,
+            help="torchsync-lint: functions to treat as cold (set-up code), comma separated",
+        )
+        manager.add_option(
+            "--tsl-include-cold", action="store_true", default=False, parse_from_config=True,
+            help="torchsync-lint: also report syncs in code that runs once (module level, __init__)",
+        )
+
+    @classmethod
+    def parse_options(cls, options) -> None:
+        cls.hot_functions = tuple(options.tsl_hot_functions or ())
+        cls.cold_functions = tuple(options.tsl_cold_functions or ())
+        cls.include_cold = bool(options.tsl_include_cold)
+        # Rules that are off by default run only when a selector names them more precisely than
+        # "TSL" (as with the CLI); flake8 itself filters everything else by --select/--ignore.
+        explicit = _tsl_prefixes(getattr(options, "select", None) or ()) + _tsl_prefixes(
+            getattr(options, "extend_select", None) or ())
+        cls.select = tuple(["TSL"] + [p for p in explicit if p != "TSL"]) if explicit else ()
+
+    def _config(self) -> Config:
+        return Config(select=list(self.select), hot_functions=list(self.hot_functions),
+                      cold_functions=list(self.cold_functions), include_cold=self.include_cold)
+
+    def _module_name(self) -> str:
+        if os.path.isfile(self.filename):
+            return module_name_for(self.filename)[0]  # as the CLI names it, for the same hot paths
+        return os.path.splitext(os.path.basename(self.filename))[0] or "stdin"
+
+    def run(self) -> Iterator[Tuple[int, int, str, Type["TorchSyncChecker"]]]:
+        source = "".join(self.lines)
+        try:
+            findings = lint_source(source, self.filename, self._config(),
+                                   module_name=self._module_name(), inline_noqa=False)
+        except (SyntaxError, RecursionError) as exc:
+            # CPython parsed it (flake8 gave us a tree) but LibCST could not: say so, report nothing.
+            LOG.warning("torchsync-lint: skipped %s: %s", self.filename, exc)
+            return
+        for f in findings:
+            yield f.line, f.col - 1, f"{f.code} {f.message}", type(self)

@@ -1,0 +1,117 @@
+"""TSL003 copy-to-host."""
+
+from typing import Optional
+
+import libcst as cst
+
+from torchsync_lint.inference.values import CPU
+from torchsync_lint.rule import Rule
+from torchsync_lint.rules._common import arg, is_true
+
+
+class CopyToHost(Rule):
+    """
+    ## What it does
+    Flags blocking copies of a GPU (or unknown-device) tensor to the host: `.cpu()`,
+    `.to("cpu")`, `.to(torch.device("cpu"))`, `.to(device="cpu")`, `.to(cpu_tensor)` without
+    `non_blocking=True`, and `.numpy(force=True)`.
+
+    ## Why is this bad?
+    A blocking device-to-host copy waits until every kernel queued before it has finished, then
+    copies. The CPU stops launching work while it waits, so the GPU runs dry at the end of the
+    copy. Once per step (for metrics, logging, a numpy post-processing step) this can cost more
+    than the step itself.
+
+    ## Example
+    ```python
+    import torch.nn as nn
+
+
+    class Classifier(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = nn.Linear(16, 10)
+            self.preds = []
+
+        def forward(self, x):
+            logits = self.net(x)
+            self.preds.append(logits.argmax(-1).cpu())
+            return logits
+    ```
+
+    ## Use instead
+    ```python
+    import torch.nn as nn
+
+
+    class Classifier(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = nn.Linear(16, 10)
+            self.preds = []
+
+        def forward(self, x):
+            logits = self.net(x)
+            self.preds.append(logits.argmax(-1).detach())  # concatenate and copy once, after the epoch
+            return logits
+    ```
+
+    ## Fix safety
+    Unsafe: the value stays on the GPU, so host code that reads it (numpy, Python lists) must move
+    to the end of the epoch. `.to("cpu", non_blocking=True)` into pinned memory does not block and
+    is not reported, but it is a correctness hazard: the host data is not valid until the stream
+    is synchronised (record a `torch.cuda.Event` after the copy and `event.synchronize()` before
+    reading it, ideally one step later).
+
+    ## Known problems
+    Reported only for tensors: a module's `model.cpu()` is not. A tensor known to be made on the
+    CPU is not reported. `.numpy()` without `force=True` is not reported: it raises on a CUDA
+    tensor, so a working `.numpy()` reads a CPU tensor (`.cpu().numpy()` is one finding, on the
+    `.cpu()`). A copy to a device held in a variable (`.to(self.host_device)`) is reported only
+    when inference knows the variable names the CPU.
+
+    ## Verify
+    `torchsync-lint --verify` times the statement after a queued `torch.cuda._sleep`: a blocking
+    copy waits for the sleep; `set_sync_debug_mode("warn")` reports the device-to-host
+    `cudaMemcpyAsync`.
+
+    ## References
+    - https://pytorch.org/docs/stable/generated/torch.Tensor.to.html
+    - https://pytorch.org/tutorials/intermediate/pinmem_nonblock.html
+    """
+
+    code = "TSL003"
+    name = "copy-to-host"
+    message = (
+        "blocking copy to the host waits for the GPU; keep the tensor on the device and copy once "
+        "outside the step (or `.to('cpu', non_blocking=True)` into pinned memory, then sync on an event)"
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        f = node.func
+        if not isinstance(f, cst.Attribute) or self.ctx.qualname(f) is not None:
+            return
+        method = f.attr.value
+        if method not in ("cpu", "to", "numpy"):
+            return
+        if not self.ctx.maybe_gpu_tensor(f.value):
+            return
+        # report the method name: in a chain split over lines it is where the copy happens
+        if method == "cpu":
+            self.report(f.attr)
+        elif method == "numpy":
+            force = arg(node, 0, "force")
+            if force is not None and is_true(force.value):
+                self.report(f.attr)
+        elif self.ctx.value(node).device == CPU and not _non_blocking(node):
+            self.report(f.attr)
+
+
+def _non_blocking(call: cst.Call) -> bool:
+    """``non_blocking=True``, or ``True`` passed where ``to(device, dtype, non_blocking)`` /
+    ``to(dtype, non_blocking)`` / ``to(other, non_blocking)`` take it."""
+    kw: Optional[cst.Arg] = arg(call, None, "non_blocking")
+    if kw is not None:
+        return is_true(kw.value)
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    return any(is_true(v) for v in positional[1:3])

@@ -1,0 +1,101 @@
+"""TSL105 repeat-interleave-without-output-size."""
+
+from typing import Optional
+
+import libcst as cst
+
+from torchsync_lint.inference.values import CPU, NONE, TENSOR
+from torchsync_lint.rule import Rule
+from torchsync_lint.rules._common import arg, may_be_on_gpu
+
+
+class RepeatInterleaveWithoutOutputSize(Rule):
+    """
+    ## What it does
+    Flags `torch.repeat_interleave(x, repeats)`, `x.repeat_interleave(repeats)` and the
+    one-argument `torch.repeat_interleave(counts)` when `repeats` is a tensor that may be on the
+    GPU and no `output_size=` is given.
+
+    ## Why is this bad?
+    The output has `repeats.sum()` elements. Without `output_size=`, PyTorch computes that sum on
+    the device and copies it to the host to allocate the result: the CPU waits for every queued
+    kernel. With a Python integer `repeats` the size is known on the host and nothing waits.
+
+    ## Example
+    ```python
+    import torch
+    import torch.nn as nn
+
+
+    class ExpandBoxes(nn.Module):
+        def forward(self, boxes, counts):
+            return boxes.repeat_interleave(counts, dim=0)
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+    import torch.nn as nn
+
+
+    class ExpandBoxes(nn.Module):
+        def forward(self, boxes, counts, total: int):
+            # total = counts.sum(), known on the host already (from the data loader, say)
+            return boxes.repeat_interleave(counts, dim=0, output_size=total)
+    ```
+
+    ## Fix safety
+    Unsafe: `output_size` must equal `repeats.sum()` exactly; a wrong value raises or returns
+    wrong data. Pass it only where the host knows the total already (computed with the batch on
+    the CPU, or a fixed number of repeats per element).
+
+    ## Known problems
+    In the two-argument forms `repeats` must be inferred to be a tensor: a variable inference
+    cannot type is taken for a Python integer (the common `k.repeat_interleave(n_rep, dim=1)` of
+    attention code) and not reported. The one-argument form only takes a tensor and is reported
+    unless that tensor is known to be on the CPU. `output_size=None` counts as absent.
+
+    ## Verify
+    Measured on an H200 (torch 2.11): tensor `repeats` without `output_size` (method, function
+    and one-argument forms, a one-element tensor too) take the whole queued
+    `torch.cuda._sleep`; with `output_size=` or an integer `repeats` they return in well under a
+    millisecond. `set_sync_debug_mode("warn")` reports the copy of the sum.
+
+    ## References
+    - https://pytorch.org/docs/stable/generated/torch.repeat_interleave.html
+    - DESIGN.md section 4
+    """
+
+    code = "TSL105"
+    name = "repeat-interleave-without-output-size"
+    message = (
+        "`repeat_interleave` with tensor `repeats` copies `repeats.sum()` to the host to size the output; "
+        "pass `output_size=` (the total, known on the host) or use integer repeats"
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self._has_output_size(node):
+            return
+        if self.ctx.qualname(node.func) == "torch.repeat_interleave":
+            repeats = arg(node, 1, "repeats")
+            data = arg(node, 0, "input")
+            if repeats is None and data is not None and data.keyword is None:
+                # torch.repeat_interleave(counts): the only argument, always a tensor
+                if may_be_on_gpu(self.ctx.value(data.value)):
+                    self.report(node)
+            elif repeats is not None and self._gpu_repeats(repeats.value, data.value if data else None):
+                self.report(node)
+        elif self.ctx.tensor_method(node) == "repeat_interleave":
+            repeats = arg(node, 0, "repeats")
+            if repeats is not None and self._gpu_repeats(repeats.value, node.func.value):
+                self.report(node)
+
+    def _gpu_repeats(self, repeats: cst.BaseExpression, data: Optional[cst.BaseExpression]) -> bool:
+        v = self.ctx.value(repeats)
+        if v.kind != TENSOR or v.device == CPU:
+            return False
+        return data is None or may_be_on_gpu(self.ctx.value(data))
+
+    def _has_output_size(self, call: cst.Call) -> bool:
+        size = arg(call, None, "output_size")
+        return size is not None and self.ctx.value(size.value).kind != NONE

@@ -1,0 +1,83 @@
+"""TSL201 host-sequence-index."""
+
+import libcst as cst
+
+from torchsync_lint.rule import Rule
+from torchsync_lint.rules._indexing import host_sequence, indexes_device_tensor, positions
+
+
+class HostSequenceIndex(Rule):
+    """
+    ## What it does
+    Flags indexing a tensor that may live on the GPU with a host-side sequence at any index
+    position: a Python `range(...)`, a list (`x[[0, 2]]`), a tuple inside the index
+    (`x[(0, 2), :]`), a numpy array, or a tensor known to be on the CPU (`torch.tensor([0, 2])`,
+    `torch.arange(n)` without `device=`, a CPU boolean mask). Reads and writes alike.
+
+    ## Why is this bad?
+    PyTorch turns the sequence into an index tensor on the host and copies it to the GPU with a
+    blocking copy: the CPU waits for every queued kernel before the indexing can even start
+    (measured on an H200 for `x[range(n), t]`, `x[[0, 2]]`, `x[np_array]`, `x[cpu_tensor]`). A
+    classic case is `pred[range(n), target]` in a loss, which waits once per step.
+
+    ## Example
+    ```python
+    import torch.nn as nn
+
+
+    class NLL(nn.Module):
+        def forward(self, pred, target):
+            return -pred[range(target.shape[0]), target].mean()
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+    import torch.nn as nn
+
+
+    class NLL(nn.Module):
+        def forward(self, pred, target):
+            rows = torch.arange(target.shape[0], device=pred.device)
+            return -pred[rows, target].mean()
+    ```
+
+    ## Fix safety
+    Safe when the index is built on the tensor's device: `torch.arange(n, device=x.device)`, or
+    a constant index made once, as a buffer registered in `__init__`
+    (`self.register_buffer("idx", torch.tensor([0, 2]), persistent=False)`), which moves with the
+    module. `torch.gather(pred, 1, target[:, None])` also avoids the row index.
+
+    ## Known problems
+    `x[0, 2]` (plain integers) and slices are not sequences and are never reported, nor is a
+    list of tensors (PyTorch reads it as a tuple of index tensors). A 0-dim CPU integer tensor
+    index does not sync but is reported when inference cannot see that it has no dimensions. The
+    indexed value must be a tensor not known to be on the CPU; a value inference cannot type
+    counts when the index also holds a tensor that may live on the GPU.
+
+    ## Verify
+    `torchsync-lint --verify` times the statement after a queued `torch.cuda._sleep`: the host
+    waits for the sleep; `set_sync_debug_mode("warn")` reports the host-to-device copy.
+
+    ## References
+    - https://pytorch.org/docs/stable/notes/cuda.html#best-practices
+    - seeds/000 (weighted NLL loss), DESIGN.md section 4
+    """
+
+    code = "TSL201"
+    name = "host-sequence-index"
+    message = (
+        "indexing a GPU tensor with a host sequence (range, list, numpy array, CPU tensor) copies the index "
+        "to the device and waits; build it on the device: `torch.arange(n, device=x.device)`, or a buffer "
+        "made once in `__init__`"
+    )
+    specific = message.replace("a host sequence (range, list, numpy array, CPU tensor)", "{what}")
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        index = positions(self.ctx, node)
+        for v in index:
+            what = host_sequence(v)
+            if what is not None:
+                if indexes_device_tensor(self.ctx, node, index):
+                    self.report(node, self.specific.format(what=what))
+                return

@@ -1,0 +1,129 @@
+"""TSL202 host-tensor-to-device."""
+
+from typing import Optional
+
+import libcst as cst
+
+from torchsync_lint.inference import torch_api as api
+from torchsync_lint.inference.values import CPU, LIST, NDARRAY, TENSOR, TUPLE
+from torchsync_lint.rule import Rule
+from torchsync_lint.rules._common import arg, is_false
+
+# torch.cuda.FloatTensor([...]) and friends: host data straight into a GPU tensor
+CUDA_TYPED = frozenset(
+    "torch.cuda." + n
+    for n in "FloatTensor DoubleTensor HalfTensor BFloat16Tensor LongTensor IntTensor ShortTensor ByteTensor "
+    "CharTensor BoolTensor".split()
+)
+
+
+class HostTensorToDevice(Rule):
+    """
+    ## What it does
+    In hot code (a `forward`, a step hook, a training loop and what they call), flags a tensor
+    built from host data and copied to the GPU: `torch.tensor(data, device=d)` /
+    `torch.as_tensor(np_array, device="cuda")` with a device that is not the CPU,
+    `x.new_tensor(data)`, `torch.cuda.FloatTensor([...])`, and `.cuda()` / `.to(gpu_device)` of a
+    tensor made on the CPU (`torch.Tensor([0.1] * 10).cuda()`, `torch.from_numpy(a).cuda()`,
+    `torch.ones(10).to(device)`).
+
+    ## Why is this bad?
+    A copy from pageable host memory to the GPU without `non_blocking=True` makes the CPU wait
+    for every queued kernel before it returns: measured on an H200 for each form above, even
+    `torch.tensor(0.5, device=d)`. The data is the same every step, so the copy (and the wait)
+    is pure overhead: the tensor can be made once, or made directly on the device.
+
+    ## Example
+    ```python
+    import torch
+    import torch.nn as nn
+
+
+    class WeightedLoss(nn.Module):
+        def forward(self, pred, target):
+            weight = torch.Tensor([0.1] * 10).cuda()
+            return nn.functional.nll_loss(pred, target, weight=weight)
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+    import torch.nn as nn
+
+
+    class WeightedLoss(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("weight", torch.full((10,), 0.1), persistent=False)
+
+        def forward(self, pred, target):
+            return nn.functional.nll_loss(pred, target, weight=self.weight)
+    ```
+
+    ## Fix safety
+    Safe for constants: a buffer registered in `__init__` moves with the module's `.to()`; a
+    constant scalar is `torch.full((), v, device=d)` or `torch.scalar_tensor(v, device=d)`,
+    which fill on the device without a copy (measured); `torch.zeros(n, device=d)` and
+    `torch.arange(n, device=d)` likewise. Data that really changes every step (a batch) should
+    come from pinned memory with `.to(device, non_blocking=True)`.
+
+    ## Known problems
+    Only reported in hot code: a copy made once at set-up costs nothing per step. `.cuda()` of
+    a value inference cannot place is not reported (it may already be on the GPU); a copy with
+    `non_blocking=True` is not reported, although a *large pageable* tensor still blocks.
+    `.to(device)` with a device inference cannot resolve is taken to mean the GPU.
+
+    ## Verify
+    `torchsync-lint --verify` times the statement after a queued `torch.cuda._sleep`: the host
+    waits for the sleep; `set_sync_debug_mode("warn")` reports the host-to-device copy.
+
+    ## References
+    - https://pytorch.org/docs/stable/notes/cuda.html#use-pinned-memory-buffers
+    - https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.register_buffer
+    - seeds/000 (weighted NLL loss), DESIGN.md section 4
+    """
+
+    code = "TSL202"
+    name = "host-tensor-to-device"
+    message = (
+        "a tensor built from host data is copied to the GPU every step, and the copy waits for the GPU; "
+        "register it as a buffer in `__init__`, or create it on the device (`torch.full(..., device=)`)"
+    )
+    hot_only = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        q = self.ctx.qualname(node.func)
+        if q is not None:
+            if q in api.HOST_DATA_FACTORIES and self._host_data_on_device(node):
+                self.report(node)
+            elif q in CUDA_TYPED and self._data_kind(node) in (LIST, TUPLE, NDARRAY):
+                self.report(node)
+            return
+        method = self.ctx.tensor_method(node)
+        if method == "new_tensor":
+            if self.ctx.value(node.func.value).device != CPU and not self._data_on_device(node):
+                self.report(node)
+        elif method in ("cuda", "to") and not self._non_blocking(node):
+            before = self.ctx.value(node.func.value)
+            after = self.ctx.value(node)
+            if before.device == CPU and after.kind == TENSOR and after.device != CPU:
+                self.report(node)
+
+    def _host_data_on_device(self, call: cst.Call) -> bool:
+        made = self.ctx.value(call)
+        return made.kind == TENSOR and made.device != CPU and not self._data_on_device(call)
+
+    def _data_on_device(self, call: cst.Call) -> bool:
+        """The data argument is already a tensor that may be on the GPU: no host copy."""
+        data = arg(call, 0, "data")
+        v = self.ctx.value(data.value) if data is not None else None
+        return v is not None and v.kind == TENSOR and v.device != CPU
+
+    def _data_kind(self, call: cst.Call) -> Optional[str]:
+        data = arg(call, 0)
+        return self.ctx.value(data.value).kind if data is not None else None
+
+    @staticmethod
+    def _non_blocking(call: cst.Call) -> bool:
+        nb = arg(call, None, "non_blocking")
+        return nb is not None and not is_false(nb.value)

@@ -1,0 +1,101 @@
+"""TSL203 index-put-python-scalar."""
+
+import libcst as cst
+
+from torchsync_lint.inference.values import CPU, LIST, NDARRAY, NUMBER, TENSOR, TUPLE
+from torchsync_lint.rule import Rule
+from torchsync_lint.rules._indexing import (
+    host_sequence,
+    indexes_device_tensor,
+    is_bool_mask,
+    is_device_int_index,
+    positions,
+)
+
+HOST_VALUES = (NUMBER, LIST, TUPLE, NDARRAY)
+
+
+class IndexPutPythonScalar(Rule):
+    """
+    ## What it does
+    Flags `x[idx] = value` where `idx` is an integer index tensor that may live on the GPU, or a
+    tuple of them (what `nonzero(..., as_tuple=True)` and one-argument `torch.where(cond)`
+    return), and `value` lives on the host: a Python number (also a name or `self` attribute
+    that holds one), a list, or a CPU tensor.
+
+    ## Why is this bad?
+    PyTorch wraps the host value in a CPU tensor and copies it to the GPU for `index_put_` with a
+    blocking copy, so the CPU waits for every queued kernel (measured on an H200 for
+    `x[idx] = 1`, `x[idx, 0] = 0.0`, `x[inds] = -1` and a CPU 0-dim tensor value). It surprises
+    because `x[bool_mask] = 0.0` does not sync: PyTorch turns that one into `masked_fill_`.
+
+    ## Example
+    ```python
+    import torch.nn as nn
+
+
+    class Relabel(nn.Module):
+        def forward(self, target, idx):
+            target = target.long()
+            idx = idx.long()
+            target[idx] = -1
+            return target
+    ```
+
+    ## Use instead
+    ```python
+    import torch.nn as nn
+
+
+    class Relabel(nn.Module):
+        def forward(self, target, idx):
+            target = target.long()
+            idx = idx.long()
+            target.index_fill_(0, idx, -1)
+            return target
+    ```
+
+    ## Fix safety
+    Safe: `x.index_fill_(dim, idx, v)` for one index tensor, or
+    `x.index_put_(indices, torch.full((), v, device=x.device))` for a tuple of index tensors
+    (the 0-dim value is made on the device, no copy). Often the indices came from
+    `nonzero(mask)`: then `x.masked_fill_(mask, v)` or `torch.where(mask, v, x)` removes both syncs.
+
+    ## Known problems
+    The index must be known to be an integer tensor (`nonzero`, `argmax`, `argsort`, `.long()`,
+    `torch.where(cond)`, a `LongTensor` annotation); a tensor of unknown dtype is not reported
+    (it may be a boolean mask, which is sync-free with a scalar). A value inference cannot place
+    is not reported. `x[idx] += 1` does not sync (its value is a GPU tensor) and is not reported.
+
+    ## Verify
+    `torchsync-lint --verify` times the statement after a queued `torch.cuda._sleep`: the host
+    waits for the sleep; `set_sync_debug_mode("warn")` reports the host-to-device copy.
+
+    ## References
+    - https://pytorch.org/docs/stable/generated/torch.Tensor.index_fill_.html
+    - https://pytorch.org/docs/stable/generated/torch.Tensor.index_put_.html
+    - seeds/001 (masked loss), DESIGN.md section 4
+    """
+
+    code = "TSL203"
+    name = "index-put-python-scalar"
+    message = (
+        "assigning a host value through an integer index tensor copies it to the GPU and waits; "
+        "use `x.index_fill_(dim, idx, v)` or `x.index_put_(idx, torch.full((), v, device=x.device))`"
+    )
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = self.ctx.value(node.value)
+        if not (value.kind in HOST_VALUES or (value.kind == TENSOR and value.device == CPU)):
+            return
+        for target in node.targets:
+            t = target.target
+            if not isinstance(t, cst.Subscript):
+                continue
+            index = positions(self.ctx, t)
+            if (
+                any(is_device_int_index(v) for v in index)
+                and not any(is_bool_mask(v) or host_sequence(v) for v in index)  # TSL103 / TSL201
+                and indexes_device_tensor(self.ctx, t, index)
+            ):
+                self.report(t)

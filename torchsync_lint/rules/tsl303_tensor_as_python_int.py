@@ -1,0 +1,177 @@
+"""TSL303 tensor-as-python-int."""
+
+from typing import Dict, FrozenSet, Optional, Tuple
+
+import libcst as cst
+
+from torchsync_lint.inference.values import LIST, MODULE, RANGE, SIZE, STR, TENSOR_SEQ, TUPLE
+from torchsync_lint.rule import Rule
+
+ALL = None  # every positional argument
+# (positional indexes or ALL, keywords) of the arguments that must be Python ints.
+Spec = Tuple[Optional[FrozenSet[int]], FrozenSet[str]]
+
+
+def _spec(positions: Optional[str], keywords: str = "") -> Spec:
+    pos = None if positions is None else frozenset(int(p) for p in positions.split())
+    return pos, frozenset(keywords.split())
+
+
+SIZED_FUNCTIONS: Dict[str, Spec] = {
+    **{f"torch.{n}": _spec(None, "size") for n in "zeros ones empty rand randn".split()},
+    "torch.full": _spec("0", "size"),
+    "torch.empty_strided": _spec("0 1", "size stride"),
+    "torch.arange": _spec(None, "start end step"),
+    "torch.range": _spec(None, "start end step"),
+    "torch.randint": _spec(None, "low high size"),
+    "torch.randperm": _spec("0", "n"),
+    "torch.eye": _spec("0 1", "n m"),
+    "torch.linspace": _spec("2", "steps"),
+    "torch.logspace": _spec("2", "steps"),
+    "torch.tril_indices": _spec("0 1 2", "row col offset"),
+    "torch.triu_indices": _spec("0 1 2", "row col offset"),
+    "torch.narrow": _spec("1 2 3", "dim start length"),
+    "torch.select": _spec("1 2", "dim index"),
+    "torch.reshape": _spec("1", "shape"),
+    "torch.split": _spec("1", "split_size_or_sections"),
+    "torch.chunk": _spec("1", "chunks"),
+    "torch.topk": _spec("1", "k"),
+    "torch.kthvalue": _spec("1", "k"),
+    "torch.roll": _spec("1", "shifts"),
+    "torch.nn.functional.pad": _spec("1", "pad"),
+    "torch.nn.functional.interpolate": _spec("1", "size"),
+    "torch.nn.functional.one_hot": _spec("1", "num_classes"),
+}
+SIZED_METHODS: Dict[str, Spec] = {
+    **{n: _spec(None, "size shape sizes") for n in "view reshape expand repeat tile new_zeros new_ones new_empty".split()},
+    **{n: _spec(None, "dim start length index size step") for n in "narrow select unfold resize_".split()},
+    "new_full": _spec("0", "size"),
+    "split": _spec("0", "split_size"),
+    "chunk": _spec("0", "chunks"),
+    "topk": _spec("0", "k"),
+    "kthvalue": _spec("0", "k"),
+    "roll": _spec("0", "shifts"),
+    "unflatten": _spec("1", "sizes"),
+}
+# Python containers whose `[i]` calls `operator.index(i)` (ModuleList / Sequential included).
+INT_INDEXED = frozenset((LIST, TUPLE, RANGE, STR, SIZE, TENSOR_SEQ, MODULE))
+
+
+class TensorAsPythonInt(Rule):
+    """
+    ## What it does
+    Flags a GPU (or unknown-device) tensor where Python needs an `int`: `range(t)`, indexing a
+    list, tuple or `nn.ModuleList` with a tensor (`lst[t]`), slice bounds (`x[:t]`,
+    `x[t[0]:]`), and sizes or counts of torch calls: `torch.zeros(t.max())`,
+    `torch.arange(0, t.max())`, `x.new_zeros(t)`, `x.view(t, -1)`, `reshape`, `expand`, `repeat`,
+    `x.narrow(0, t[0], 4)`, `torch.split(x, t)`, `topk(t)`, `one_hot(y, num_classes=t)`.
+
+    ## Why is this bad?
+    Python converts the tensor with `__index__`, which reads its value on the host: the host
+    waits for every kernel queued before it. A shape that depends on data also forces every later
+    kernel launch to wait for it, and breaks CUDA graphs and `torch.compile` graphs (measured:
+    `range(t)`, `lst[t]`, `x[:t[0]]`, `torch.zeros(t.max())` and `x.narrow(0, t[0], 4)` sync).
+
+    ## Example
+    ```python
+    import torch
+    import torch.nn as nn
+
+
+    class Pad(nn.Module):
+        def forward(self, x, lengths):
+            out = torch.zeros(lengths.max(), x.shape[1], device=x.device)
+            return out
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+    import torch.nn as nn
+
+
+    class Pad(nn.Module):
+        def forward(self, x, lengths):
+            out = torch.zeros(x.shape[0], x.shape[1], device=x.device)  # a static upper bound
+            return out
+    ```
+
+    ## Fix safety
+    Unsafe: shapes change. Compute sizes from `.shape` / `.size()` (Python ints, no sync), pad
+    to a static maximum and mask, or index with tensors (`x[idx]`, `index_select`, `gather`)
+    instead of Python containers. A size that really depends on data must be read once, outside
+    the step.
+
+    ## Known problems
+    Reported only when inference says the value is a tensor not known to be on the CPU, and for
+    methods only when the receiver is a tensor. `range(t.item())` and `torch.zeros(int(n))` are
+    one finding each (TSL001, TSL004); `torch.split(x, t.tolist())` is TSL002. Indexing a tensor
+    with a tensor (`x[t]`) is a gather, not a sync, and is not reported. Indexing a `dict` with a
+    tensor hashes it by identity and is not reported.
+
+    ## Verify
+    `torchsync-lint --verify` times the statement after a queued `torch.cuda._sleep`: a sync waits
+    for the sleep; `set_sync_debug_mode("warn")` reports the `cudaMemcpyAsync` of
+    `aten::_local_scalar_dense`.
+
+    ## References
+    - https://pytorch.org/docs/stable/generated/torch.cuda.set_sync_debug_mode.html
+    - DESIGN.md section 4 (slicing or sizing with a tensor syncs)
+    """
+
+    code = "TSL303"
+    name = "tensor-as-python-int"
+    message = (
+        "a tensor used as a Python int (size, range, slice, list index) waits for the GPU; take sizes "
+        "from `.shape`, keep shapes static, or index with tensors"
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        q = self.ctx.qualname(node.func)
+        if q == "builtins.range":
+            self._check_args(node, (None, frozenset()))
+        elif q in SIZED_FUNCTIONS:
+            self._check_args(node, SIZED_FUNCTIONS[q])
+        elif q is None:
+            method = self.ctx.tensor_method(node)
+            if method in SIZED_METHODS:
+                self._check_args(node, SIZED_METHODS[method])
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        container = None
+        for element in node.slice:
+            s = element.slice
+            if isinstance(s, cst.Slice):
+                for bound in (s.lower, s.upper, s.step):
+                    if bound is not None:
+                        self._check_int(bound)
+            else:
+                if container is None:
+                    container = self.ctx.value(node.value).kind
+                if container in INT_INDEXED:
+                    self._check_int(s.value)
+
+    def _check_args(self, call: cst.Call, spec: Spec) -> None:
+        positions, keywords = spec
+        positional = 0
+        for a in call.args:
+            if a.star:
+                return
+            if a.keyword is None:
+                if positions is None or positional in positions:
+                    self._check_size(a.value)
+                positional += 1
+            elif a.keyword.value in keywords:
+                self._check_size(a.value)
+
+    def _check_size(self, expr: cst.BaseExpression) -> None:
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            for el in expr.elements:
+                if isinstance(el, cst.Element):
+                    self._check_int(el.value)
+        else:
+            self._check_int(expr)
+
+    def _check_int(self, expr: cst.BaseExpression) -> None:
+        if self.ctx.maybe_gpu_tensor(expr):
+            self.report(expr)

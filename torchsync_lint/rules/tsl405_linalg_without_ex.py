@@ -1,0 +1,113 @@
+"""TSL405 linalg-without-ex."""
+
+import libcst as cst
+
+from torchsync_lint.rule import Rule
+from torchsync_lint.rules._common import arg, is_true, may_be_on_gpu
+
+# Functions that check LAPACK/cuSOLVER `info` on the host, and their sync-free `_ex` form.
+CHECKED = {
+    "torch.linalg.inv": "torch.linalg.inv_ex",
+    "torch.inverse": "torch.linalg.inv_ex",
+    "torch.linalg.cholesky": "torch.linalg.cholesky_ex",
+    "torch.cholesky": "torch.linalg.cholesky_ex",
+    "torch.linalg.solve": "torch.linalg.solve_ex",
+    "torch.linalg.lu_factor": "torch.linalg.lu_factor_ex",
+}
+METHODS = {"inverse": "torch.linalg.inv_ex", "cholesky": "torch.linalg.cholesky_ex"}
+# `_ex` forms that sync again when asked to raise.
+EX_FORMS = frozenset(("torch.linalg.inv_ex", "torch.linalg.cholesky_ex", "torch.linalg.solve_ex", "torch.linalg.lu_factor_ex"))
+CHECK_ERRORS_MESSAGE = "`check_errors=True` reads `info` on the host (a sync); drop it and check `info` on the device"
+
+
+class LinalgWithoutEx(Rule):
+    """
+    ## What it does
+    Flags `torch.linalg.inv`, `torch.inverse` / `A.inverse()`, `torch.linalg.cholesky`,
+    `torch.cholesky` / `A.cholesky()`, `torch.linalg.solve` and `torch.linalg.lu_factor` on
+    tensors that may be on the GPU, and their `_ex` forms called with `check_errors=True`.
+
+    ## Why is this bad?
+    These functions raise an error for a singular or non-positive-definite input. The solver
+    reports that in an `info` tensor on the device, so PyTorch copies `info` to the host to decide
+    whether to raise: the CPU waits for every queued kernel, on every call. The `_ex` forms return
+    `info` instead of checking it and do not wait.
+
+    ## Example
+    ```python
+    import torch
+    import torch.nn as nn
+
+
+    class Whiten(nn.Module):
+        def forward(self, x, cov):
+            return x @ torch.linalg.inv(cov)
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+    import torch.nn as nn
+
+
+    class Whiten(nn.Module):
+        def forward(self, x, cov):
+            inv, info = torch.linalg.inv_ex(cov)  # info > 0: singular; check it outside the step
+            return x @ inv
+    ```
+
+    ## Fix safety
+    Unsafe: a singular or indefinite input no longer raises; the result holds garbage (often inf
+    or NaN) and `info` says which matrices failed. Check `info` asynchronously
+    (`torch._assert_async(info == 0)`, or log it every N steps). `torch.cholesky(A, upper=True)`
+    maps to `torch.linalg.cholesky_ex(A, upper=True)`; the deprecated `torch.cholesky` returns the
+    lower factor by default, like `linalg.cholesky_ex`.
+
+    ## Known problems
+    Decompositions without an `_ex` form sync too and are not reported here: `linalg.eigh`,
+    `eigvalsh`, `svd`, `svdvals`, `eig`, `lstsq`, `pinv`, `matrix_rank`, `cond`, `matrix_exp`,
+    `tensorinv`, `tensorsolve`, `matrix_power` with a negative exponent; `linalg.ldl_factor`
+    syncs even in its `_ex` form. `linalg.lu`, `det`, `slogdet`, `qr`, `solve_triangular`,
+    `cholesky_solve`, `cholesky_inverse` and `lu_solve` do not sync. An untyped first argument is
+    reported (these functions only take tensors); the method forms need a receiver inference
+    knows to be a tensor.
+
+    ## Verify
+    Measured on an H200 (torch 2.11): `linalg.inv`, `torch.inverse`, `A.inverse()`,
+    `linalg.cholesky`, `torch.cholesky`, `linalg.solve`, `linalg.lu_factor` and
+    `inv_ex(check_errors=True)` take the whole queued `torch.cuda._sleep`; `inv_ex`,
+    `cholesky_ex`, `solve_ex` and `lu_factor_ex` return in well under a millisecond.
+    `set_sync_debug_mode("warn")` reports the copy of `info`.
+
+    ## References
+    - https://pytorch.org/docs/stable/generated/torch.linalg.inv_ex.html
+    - https://pytorch.org/docs/stable/generated/torch.linalg.cholesky_ex.html
+    - DESIGN.md section 4
+    """
+
+    code = "TSL405"
+    name = "linalg-without-ex"
+    message = (
+        "this linalg function checks `info` for errors on the host, so it waits for the GPU; use its `_ex` "
+        "form (`torch.linalg.inv_ex`, `cholesky_ex`, `solve_ex`, `lu_factor_ex`) and check `info` on the device"
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        q = self.ctx.qualname(node.func)
+        if q in CHECKED:
+            first = arg(node, 0, "A") or arg(node, 0, "input")
+            if first is not None and may_be_on_gpu(self.ctx.value(first.value)):
+                self.report(node, _message(q, CHECKED[q]))
+        elif q in EX_FORMS:
+            flag = arg(node, None, "check_errors")
+            first = arg(node, 0, "A")
+            if flag is not None and is_true(flag.value) and (first is None or may_be_on_gpu(self.ctx.value(first.value))):
+                self.report(node, CHECK_ERRORS_MESSAGE)
+        elif q is None:
+            method = self.ctx.tensor_method(node)
+            if method in METHODS and self.ctx.maybe_gpu_tensor(node.func.value):
+                self.report(node, _message(f"Tensor.{method}", METHODS[method]))
+
+
+def _message(function: str, alternative: str) -> str:
+    return f"`{function}` checks `info` for errors on the host, so it waits for the GPU; use `{alternative}` and check `info` on the device"

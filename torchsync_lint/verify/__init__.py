@@ -1,0 +1,45 @@
+"""Runtime verification: run flagged code on a CUDA device and report what really synced.
+
+The only part of torchsync-lint that uses torch, and only in a child process started for
+``--verify`` (``verify/child.py``); this package's parent side imports no torch. See docs/verify.md.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Callable, Optional
+
+EXIT_UNAVAILABLE = 2
+
+
+def cli_verify(args, config, result, note: Callable[[str], None]) -> Optional[int]:
+    """The CLI's ``--verify`` step: fill ``result.findings``' verify records; an exit code on failure."""
+    from torchsync_lint.engine import iter_python_files
+    from torchsync_lint.verify.cli_options import mode_of
+    from torchsync_lint.verify.run import VerifyOptions, VerifyUnavailable, run_verify
+
+    if args.verify_timeout <= 0:
+        note("torchsync-lint: error: --verify-timeout must be positive")
+        return EXIT_UNAVAILABLE
+    linted = [p for p, _ in iter_python_files(args.paths, config)]
+    opts = VerifyOptions(mode=mode_of(args), entries=list(args.verify_entry), fixes=args.verify_fixes,
+                         timeout=args.verify_timeout)
+    try:
+        report = run_verify(result.findings, opts, linted, config.hot_functions, on_note=note)
+    except VerifyUnavailable as exc:
+        print(f"torchsync-lint: error: {exc}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
+    result.findings = report.findings
+    if report.device:
+        note(f"verify: ran on {report.device} (torch {report.torch})")
+    if report.unlocated:
+        note(f"verify: {report.unlocated} sync(s) had no frame in user code (inside torch or the harness)")
+    for ref, ms in report.entry_call_ms.items():
+        note(f"verify: entry {ref}: {ms:.3f} ms per call")
+    return None
+
+
+def summary(findings) -> str:
+    from torchsync_lint.verify.status import summary_line
+
+    return summary_line([f.verify for f in findings]) + "\n"

@@ -1,0 +1,229 @@
+"""The verifier's child process: ``python -m torchsync_lint.verify.child`` reads one JSON job on stdin.
+
+Protocol (one line each, on the original stdout, prefixed with ``@@TSL ``): ``ready`` (torch
+version, CUDA device, library roots), then per task ``begin`` and ``result``, then ``done``;
+``fatal`` when the job cannot start (no torch, no CUDA, the module does not import). The user's
+own prints go to stderr. The parent enforces timeouts and restarts the child after a hang or crash.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import os
+import sys
+import time
+import traceback
+from typing import Any, Dict, Optional
+
+PREFIX = "@@TSL "
+
+
+class Channel:
+    def __init__(self) -> None:
+        fd = os.dup(1)
+        os.dup2(2, 1)  # the user's prints must not corrupt the protocol
+        self.out = os.fdopen(fd, "w", buffering=1)
+
+    def send(self, event: str, **data) -> None:
+        data["event"] = event
+        self.out.write(PREFIX + json.dumps(data, default=str) + "\n")
+        self.out.flush()
+
+
+def import_module_for(path: str, name: Optional[str], root: Optional[str]):
+    """Import the file's module by its package name (relative imports work), else by path."""
+    if root and root not in sys.path:
+        sys.path.insert(0, root)
+    if name:
+        try:
+            mod = importlib.import_module(name)
+            if os.path.realpath(getattr(mod, "__file__", "") or "") == os.path.realpath(path):
+                return mod
+        except ImportError:
+            pass
+    mod_name = "_tsl_verify_" + (name or os.path.splitext(os.path.basename(path))[0]).replace(".", "_")
+    spec = importlib.util.spec_from_file_location(mod_name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def load_entry(ref: str):
+    """``module:function`` or ``path/to/file.py:function``."""
+    mod_part, _, func = ref.rpartition(":")
+    if not mod_part or not func:
+        raise ValueError(f"entry {ref!r} is not MODULE:FUNCTION")
+    if mod_part.endswith(".py") or os.sep in mod_part:
+        mod = import_module_for(os.path.abspath(mod_part), None, os.path.dirname(os.path.abspath(mod_part)))
+    else:
+        mod = importlib.import_module(mod_part)
+    obj = mod
+    for part in func.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def unpack_entry(got):
+    """An entry returns ``(fn, args)``, ``(fn, args, kwargs)``, ``{"fn":, "args":, "kwargs":}`` or ``fn``."""
+    if callable(got) and not isinstance(got, (tuple, list)):
+        return got, (), {}
+    if isinstance(got, dict):
+        return got["fn"], tuple(got.get("args", ())), dict(got.get("kwargs", {}))
+    if isinstance(got, (tuple, list)) and got and callable(got[0]):
+        fn = got[0]
+        args = got[1] if len(got) > 1 else ()
+        kwargs = got[2] if len(got) > 2 else {}
+        if not isinstance(args, (tuple, list)):
+            args = (args,)
+        return fn, tuple(args), dict(kwargs)
+    raise TypeError("an entry must return (callable, args[, kwargs]) or a callable")
+
+
+class Child:
+    def __init__(self, job: Dict[str, Any], chan: Channel) -> None:
+        self.job = job
+        self.chan = chan
+        self.mode = job.get("mode", "gpu")
+        self.settings = job.get("settings", {})
+        import torch
+
+        self.torch = torch
+        from torchsync_lint.verify import oracles
+
+        self.roots = oracles.Roots(torch)
+        self.clock = None
+
+    def hello(self) -> bool:
+        torch = self.torch
+        cuda = bool(torch.cuda.is_available())
+        info = {"torch": torch.__version__, "cuda": cuda, "python": sys.version.split()[0],
+                "library_roots": self.roots.library, "site_roots": self.roots.site}
+        if cuda:
+            info["device"] = torch.cuda.get_device_name(0)
+        if self.mode == "gpu" and cuda:
+            from torchsync_lint.verify.oracles import SleepClock
+
+            torch.zeros(1, device="cuda").sum().item()
+            self.clock = SleepClock(torch, float(self.settings.get("sleep_ms", 20.0)))
+            info["sleep_us"] = round(self.clock.sleep_s * 1e6, 1)
+            info["cycles_per_ms"] = round(self.clock.cycles_per_ms)
+        self.chan.send("ready", **info)
+        return cuda or self.mode != "gpu"
+
+    # -- snippet tasks ----------------------------------------------------------------------
+    def run_snippets(self) -> None:
+        from torchsync_lint.verify import snippet_child
+
+        job = self.job
+        for p in job.get("sys_path", []):
+            if p not in sys.path:
+                sys.path.insert(0, p)
+        try:
+            module = import_module_for(job["path"], job.get("module"), job.get("root"))
+        except BaseException as exc:  # SystemExit from a script's module code too
+            tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            self.chan.send("fatal", reason=f"cannot import the module: {tb}"[:400])
+            return
+        for task in job["tasks"]:
+            self.chan.send("begin", id=task["id"])
+            t0 = time.monotonic()
+            try:
+                result = snippet_child.run_task(self, module, task)
+            except Exception as exc:
+                result = {"failure": "verifier error: " + "".join(
+                    traceback.format_exception_only(type(exc), exc)).strip()[:400]}
+            result["seconds"] = round(time.monotonic() - t0, 3)
+            self.chan.send("result", id=task["id"], **result)
+            if result.get("poisoned"):
+                return  # the CUDA context is unusable: the parent restarts us for the rest
+
+    # -- entry tasks ------------------------------------------------------------------------
+    def run_entry(self) -> None:
+        from torchsync_lint.verify import harness
+
+        job, torch = self.job, self.torch
+        for p in job.get("sys_path", []):
+            if p not in sys.path:
+                sys.path.insert(0, p)
+        task = job["tasks"][0]
+        self.chan.send("begin", id=task["id"])
+        t0 = time.monotonic()
+        result: Dict[str, Any] = {}
+        try:
+            entry = load_entry(job["entry"])
+        except BaseException as exc:
+            self.chan.send("result", id=task["id"], failure="cannot load the entry: " + harness._error_text(exc))
+            return
+        traced = set(job.get("traced", []))
+        if self.mode == "predict":
+            def make_call():
+                fn, args, kwargs = unpack_entry(entry())
+                return lambda: fn(*args, **kwargs)
+            try:
+                result = harness.predict(torch, self.roots, make_call)
+            except Exception as exc:
+                result = {"failure": "entry failed: " + harness._error_text(exc)}
+        else:
+            try:
+                fn, args, kwargs = unpack_entry(entry())
+                torch.cuda.synchronize()
+            except BaseException as exc:
+                self.chan.send("result", id=task["id"], failure="the entry function raised " +
+                               harness._error_text(exc))
+                return
+            reps = int(self.settings.get("reps", 3))
+            result = harness.measure(torch, self.roots, lambda: fn(*args, **kwargs), traced, self.clock,
+                                     reps=reps, warmup=2)
+            result["call_ms"] = self._call_ms(lambda: fn(*args, **kwargs))
+        result["seconds"] = round(time.monotonic() - t0, 3)
+        self.chan.send("result", id=task["id"], **result)
+
+    def _call_ms(self, call, n: int = 20) -> Optional[float]:
+        torch = self.torch
+        try:
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(n):
+                call()
+            torch.cuda.synchronize()
+            return round((time.perf_counter() - t0) * 1000 / n, 3)
+        except Exception:
+            return None
+
+
+def main() -> int:
+    chan = Channel()
+    try:
+        job = json.loads(sys.stdin.read())
+    except ValueError as exc:
+        chan.send("fatal", reason=f"bad job: {exc}")
+        return 2
+    try:
+        import torch  # noqa: F401
+    except Exception as exc:
+        chan.send("fatal", reason=f"torch is not importable: {exc}", no_torch=True)
+        return 2
+    child = Child(job, chan)
+    try:
+        if not child.hello():
+            return 3
+    except Exception as exc:
+        chan.send("fatal", reason="CUDA initialisation failed: " + str(exc)[:300], no_cuda=True)
+        return 3
+    if job.get("kind") == "probe":
+        pass
+    elif job.get("kind") == "entry":
+        child.run_entry()
+    else:
+        child.run_snippets()
+    chan.send("done")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+"""The verifier's command-line options (no torch, no heavy imports: the CLI builds its parser here)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import List
+
+MODES = ("gpu", "predict")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("runtime verification (imports torch, runs your code in a child process)")
+    g.add_argument("--verify", nargs=0, action=_VerifyFlag, default=None, dest="verify",
+                   help="run each finding's statement on a CUDA device and report confirmed/refuted/"
+                        "inconclusive with the host stall; --verify=predict: a CPU-only FakeTensor prediction")
+    g.add_argument("--verify-mode", choices=MODES, default=None, help=argparse.SUPPRESS)
+    g.add_argument("--verify-entry", action="append", default=[], metavar="MODULE:FUNC",
+                   help="run real code instead of snippets: FUNC returns (callable, args[, kwargs]); repeatable")
+    g.add_argument("--verify-fixes", action="store_true",
+                   help="also run each rule's sync-free rewrite on the same inputs and compare the values")
+    g.add_argument("--verify-timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="time limit per verified finding or entry (default: 60)")
+
+
+class _VerifyFlag(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, "gpu")
+
+
+def normalize_argv(argv: List[str]) -> List[str]:
+    """``--verify=predict`` -> ``--verify --verify-mode predict`` (``--verify PATH`` must keep PATH)."""
+    out: List[str] = []
+    for a in argv:
+        if a.startswith("--verify="):
+            out += ["--verify", "--verify-mode", a.split("=", 1)[1]]
+        else:
+            out.append(a)
+    return out
+
+
+def wanted(args) -> bool:
+    return bool(getattr(args, "verify", None) or getattr(args, "verify_entry", None) or
+                getattr(args, "verify_mode", None) or getattr(args, "verify_fixes", False))
+
+
+def mode_of(args) -> str:
+    return getattr(args, "verify_mode", None) or "gpu"

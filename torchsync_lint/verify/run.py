@@ -1,0 +1,335 @@
+"""Verify findings: build jobs, run them in child processes, join the evidence, decide each status."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from torchsync_lint.finding import Finding
+from torchsync_lint.verify import fixes as fixes_mod
+from torchsync_lint.verify import runner, snippet
+from torchsync_lint.verify.attribution import Span, SyncEvent, attribute, norm
+from torchsync_lint.verify.status import CONFIRMED, REFUTED, Evidence, decide, merge
+
+UNFLAGGED_CODE = "TSL900"
+UNFLAGGED_NAME = "unflagged-sync"
+TIMING_SHARE = 0.4  # an interval synced when its host time grew by this share of the queued sleep
+
+
+class VerifyUnavailable(Exception):
+    """No CUDA device (or no torch) for ``--verify``: exit code 2 with this message."""
+
+
+@dataclass
+class VerifyOptions:
+    mode: str = "gpu"  # "gpu" or "predict"
+    entries: List[str] = field(default_factory=list)
+    fixes: bool = False
+    timeout: float = 60.0
+    python: Optional[str] = None
+    sleep_ms: float = 20.0
+    reps: int = 3
+    sys_path: List[str] = field(default_factory=list)
+
+
+@dataclass
+class VerifyReport:
+    findings: List[Finding]
+    device: Optional[str] = None
+    torch: Optional[str] = None
+    unlocated: int = 0
+    entry_call_ms: Dict[str, float] = field(default_factory=dict)
+
+
+def _settings(opts: VerifyOptions) -> dict:
+    return {"sleep_ms": opts.sleep_ms, "reps": opts.reps}
+
+
+def _timing(lines: Sequence, span: Span, sleep_us: Optional[float]) -> Tuple[Optional[int], Optional[float]]:
+    """(intervals that absorbed the sleep, largest excess in us) over the statement's lines."""
+    if not sleep_us or lines is None:
+        return None, None
+    threshold = TIMING_SHARE * sleep_us
+    synced, best, seen = 0, None, False
+    for path, line, excess, *_ in lines:
+        if norm(path) != span.path or not span.contains_line(line):
+            continue
+        seen = True
+        for x in excess:
+            best = x if best is None else max(best, x)
+            if x > threshold:
+                synced += 1
+    if not seen:
+        return 0, None
+    return synced, best
+
+
+def _roots(hello: Optional[dict]) -> List[str]:
+    return list((hello or {}).get("library_roots", []))
+
+
+def _events(raw: Iterable[dict]) -> List[SyncEvent]:
+    out = []
+    for e in raw or []:
+        ev = SyncEvent.from_json(e)
+        ev.frames = [f for f in ev.frames]
+        out.append(ev)
+    return out
+
+
+def _library_filter(raw: Iterable[dict]) -> List[SyncEvent]:
+    """Events whose frames carry the child's own is-library flag (7th element) keep only user frames."""
+    out = []
+    for e in raw or []:
+        frames = [f for f in e.get("frames", []) if not (len(f) > 6 and f[6])]
+        out.append(SyncEvent.from_json(dict(e, frames=frames)))
+    return out
+
+
+class Verifier:
+    def __init__(self, findings: List[Finding], opts: VerifyOptions, linted: Iterable[str] = (),
+                 hot_functions: Sequence[str] = (), on_note: Optional[Callable[[str], None]] = None) -> None:
+        self.findings = findings
+        self.opts = opts
+        self.linted = {norm(p) for p in linted} | {norm(f.path) for f in findings}
+        self.hot_functions = tuple(hot_functions)
+        self.note = on_note or (lambda msg: None)
+        self.extracted: Dict[int, snippet.Extracted] = {}
+        self.hello: Optional[dict] = None
+        self.report = VerifyReport(findings)
+
+    # -- extraction -------------------------------------------------------------------------
+    def extract(self) -> None:
+        by_file: Dict[str, List[Tuple[int, Finding]]] = {}
+        for i, f in enumerate(self.findings):
+            by_file.setdefault(f.path, []).append((i, f))
+        for path, items in by_file.items():
+            self.extracted.update(snippet.extract_file(path, items, self.hot_functions))
+
+    def spans(self) -> Dict[int, Span]:
+        return {k: ex.span for k, ex in self.extracted.items()}
+
+    def _check_hello(self, res: runner.JobResult) -> None:
+        if res.hello is not None and self.hello is None:
+            self.hello = res.hello
+            self.report.device = res.hello.get("device")
+            self.report.torch = res.hello.get("torch")
+        if res.no_torch:
+            raise VerifyUnavailable(f"--verify needs torch in {self.opts.python or sys.executable}: {res.fatal}")
+        if self.opts.mode == "gpu" and (res.no_cuda or (res.hello is not None and not res.hello.get("cuda"))):
+            torch_v = (res.hello or {}).get("torch", "?")
+            raise VerifyUnavailable(
+                f"--verify needs a CUDA device, and torch {torch_v} sees none; "
+                "use --verify=predict for a CPU-only prediction (labelled 'predicted', never 'confirmed')")
+
+    # -- snippet mode -----------------------------------------------------------------------
+    def snippet_jobs(self, with_fixes: bool) -> List[dict]:
+        jobs = []
+        by_file: Dict[str, List[int]] = {}
+        for key, ex in self.extracted.items():
+            if ex.failure is None and ex.stmt is not None:
+                by_file.setdefault(ex.span.path, []).append(key)
+        for path, keys in sorted(by_file.items()):
+            info = snippet.module_info(path)
+            tasks = []
+            for key in sorted(keys):
+                ex = self.extracted[key]
+                f = self.findings[key]
+                task = {"id": key, "path": ex.span.path, "stmt": ex.stmt, "expr": ex.expr, "specs": ex.specs,
+                        "self": ex.self_spec, "code": f.code}
+                if with_fixes:
+                    task["fix"] = fixes_mod.rewrite(f.code, ex.stmt_node, ex.node, ex.stmt["line"], ex.stmt["col"])
+                tasks.append(task)
+            jobs.append({"kind": "snippet", "mode": self.opts.mode, "settings": _settings(self.opts),
+                         "sys_path": self.opts.sys_path + [os.getcwd()], **info, "tasks": tasks})
+        return jobs
+
+    def run_snippets(self, with_fixes: bool) -> Dict[int, dict]:
+        results: Dict[int, dict] = {}
+        jobs = self.snippet_jobs(with_fixes)
+        for n, job in enumerate(jobs, 1):
+            self.note(f"verify: {job['path']} ({len(job['tasks'])} finding(s), file {n}/{len(jobs)})")
+            res = runner.run_job(job, self.opts.timeout, python=self.opts.python)
+            self._check_hello(res)
+            results.update(res.results)
+        return results
+
+    def snippet_evidence(self, key: int, r: dict) -> Evidence:
+        ex = self.extracted[key]
+        mode = "predict" if self.opts.mode == "predict" else "snippet"
+        ev = Evidence(mode=mode, label="snippet")
+        if r.get("failure"):
+            ev.failure = r["failure"]
+            return ev
+        spans = {key: ex.span}
+        roots = _roots(self.hello)
+        att = attribute(_library_filter(r.get("events")), spans, self.linted, roots)
+        ev.events = att.by_finding.get(key, [])
+        ev.timing_syncs, ev.timing_excess_us = _timing(r.get("lines"), ex.span, r.get("sleep_us"))
+        if mode == "predict":
+            ev.timing_syncs = None
+        ev.ran = bool(r.get("ran"))
+        ev.error = r.get("error") or (r.get("cpu_error") if not ev.ran else None)
+        ev.guessed = list(r.get("guessed") or [])
+        ev.notes = list(ex.notes)
+        if not ev.ran and not ev.events and not (ev.timing_syncs or 0) and r.get("expr"):
+            xr = r["expr"]
+            xatt = attribute(_library_filter(xr.get("events")), spans, self.linted, roots)
+            xevents = xatt.by_finding.get(key, [])
+            xsyncs, xexcess = _timing(xr.get("lines"), ex.span, xr.get("sleep_us"))
+            if xevents or (xsyncs or 0) > 0:
+                ev.events = xevents
+                ev.timing_syncs, ev.timing_excess_us = (xsyncs, xexcess) if mode != "predict" else (None, None)
+                ev.notes.append("measured on the flagged expression alone (the statement needs inputs "
+                                f"that could not be synthesised: {ev.error})")
+                ev.error = None
+        if "inside a generator expression" in ev.notes and not ev.events and not (ev.timing_syncs or 0):
+            ev.ran = False
+            ev.error = ev.error or "the generator expression may not have been consumed"
+        return ev
+
+    def fix_record(self, key: int, r: dict) -> Optional[dict]:
+        f = self.findings[key]
+        ex = self.extracted[key]
+        spec = fixes_mod.rewrite(f.code, ex.stmt_node, ex.node, ex.stmt["line"], ex.stmt["col"]) if ex.stmt else None
+        if spec is None or spec.get("none"):
+            return {"status": "no-rewrite", "reason": (spec or {}).get("none", "no statement")}
+        fr = r.get("fix")
+        if not fr:
+            return {"status": "not-run", "rewrite": spec["src"],
+                    "reason": r.get("failure") or r.get("cpu_error") or "the statement did not run"}
+        n_lines = spec["src"].count("\n")
+        span = Span(ex.span.path, spec["line"], spec["col"], spec["line"] + n_lines, 10_000,
+                    spec["line"], spec["line"] + n_lines)
+        att = attribute(_library_filter(fr.get("events")), {key: span}, self.linted, _roots(self.hello))
+        ev = Evidence(mode="snippet", events=att.by_finding.get(key, []), ran=not fr.get("error"),
+                      error=fr.get("error"))
+        ev.timing_syncs, ev.timing_excess_us = _timing(fr.get("lines"), span, fr.get("sleep_us"))
+        rec = decide(ev)
+        out = {"rewrite": spec["src"], "sync_free": rec["status"] == REFUTED,
+               "same_values": fr.get("same_values"), "status": rec["status"]}
+        if rec.get("reason"):
+            out["reason"] = rec["reason"]
+        if fr.get("difference"):
+            out["difference"] = fr["difference"]
+        return out
+
+    # -- entry mode -------------------------------------------------------------------------
+    def run_entry(self, ref: str) -> Tuple[Dict[int, Evidence], List[Finding], dict]:
+        job = {"kind": "entry", "mode": self.opts.mode, "entry": ref, "settings": _settings(self.opts),
+               "sys_path": self.opts.sys_path + [os.getcwd()], "traced": sorted(self.linted),
+               "tasks": [{"id": 0}]}
+        self.note(f"verify: entry {ref}")
+        res = runner.run_job(job, self.opts.timeout * 4, python=self.opts.python)
+        self._check_hello(res)
+        r = res.results.get(0, {"failure": res.fatal or "no result"})
+        mode = "predict" if self.opts.mode == "predict" else "entry"
+        out: Dict[int, Evidence] = {}
+        spans = self.spans()
+        if r.get("failure"):
+            for key in spans:
+                out[key] = Evidence(mode=mode, label=f"entry {ref}", failure=f"entry {ref}: {r['failure']}")
+            return out, [], r
+        att = attribute(_library_filter(r.get("events")), spans, self.linted, _roots(self.hello))
+        executed = {(norm(p), ln) for p, ln in r.get("executed", [])}
+        for key, span in spans.items():
+            ev = Evidence(mode=mode, label=f"entry {ref}", events=att.by_finding.get(key, []))
+            if mode != "predict":
+                ev.timing_syncs, ev.timing_excess_us = _timing(r.get("lines"), span, r.get("sleep_us"))
+                ev.ran = any((span.path, ln) in executed for ln in range(span.stmt_line, span.stmt_end_line + 1))
+            else:
+                ev.ran = bool(ev.events)
+            if not ev.ran and not ev.events:
+                ev.timing_syncs = None
+            ev.error = r.get("error") if not ev.ran else None
+            out[key] = ev
+        extra = []
+        for (path, line), events in sorted(att.unflagged.items()):
+            span = Span(path, line, 0, line, 10_000, line, line)
+            ev = Evidence(mode=mode, label=f"entry {ref}", events=events, ran=True)
+            if mode != "predict":
+                ev.timing_syncs, ev.timing_excess_us = _timing(r.get("lines"), span, r.get("sleep_us"))
+                if ev.timing_syncs == 0 and not any(norm(p) == path and ln == line for p, ln, *_ in r.get("lines", [])):
+                    ev.timing_syncs = None  # the line's file was not traced: only the event oracles saw it
+            rec = decide(ev)
+            frame = events[0].frames[0] if events and events[0].frames else None
+            col = (frame.col + 1) if frame is not None and frame.col is not None and frame.line == line else 1
+            end_col = (frame.end_col + 1) if frame is not None and frame.end_col is not None and frame.line == line else col
+            ops = rec.get("ops") or []
+            what = f" ({', '.join(ops)})" if ops else ""
+            extra.append(Finding(_display(path), line, col, line, end_col, UNFLAGGED_CODE, UNFLAGGED_NAME,
+                                 f"a host-device sync ran here{what} that no rule flagged "
+                                 "(a static blind spot: see docs/verify.md)", None, "unknown", rec))
+        self.report.unlocated += len(att.unlocated)
+        if r.get("call_ms") is not None:
+            self.report.entry_call_ms[ref] = r["call_ms"]
+        return out, extra, r
+
+    # -- all --------------------------------------------------------------------------------
+    def run(self) -> VerifyReport:
+        self.extract()
+        records: Dict[int, List[dict]] = {k: [] for k in range(len(self.findings))}
+        fix_records: Dict[int, dict] = {}
+        for key, ex in self.extracted.items():
+            if ex.failure:
+                records[key].append(decide(Evidence(mode="snippet", failure=ex.failure, label="snippet")))
+        extra: List[Finding] = []
+        if self.opts.entries:
+            seen_unflagged: Dict[Tuple[str, int], Finding] = {}
+            for ref in self.opts.entries:
+                evidence, unflagged, _ = self.run_entry(ref)
+                for key, ev in evidence.items():
+                    if self.extracted[key].failure and not ev.events:
+                        continue
+                    records[key].append(decide(ev))
+                for f in unflagged:
+                    k = (f.path, f.line)
+                    if k in seen_unflagged:
+                        seen_unflagged[k].verify = merge([seen_unflagged[k].verify, f.verify])
+                    else:
+                        seen_unflagged[k] = f
+                        extra.append(f)
+            if self.opts.fixes and self.findings:
+                results = self.run_snippets(with_fixes=True)
+                for key, r in results.items():
+                    fix_records[key] = self.fix_record(key, r)
+        elif self.findings:
+            results = self.run_snippets(with_fixes=self.opts.fixes)
+            for key, r in results.items():
+                records[key].append(decide(self.snippet_evidence(key, r)))
+                if self.opts.fixes:
+                    fix_records[key] = self.fix_record(key, r)
+        elif self.opts.mode == "gpu":
+            self.probe()
+        for key, f in enumerate(self.findings):
+            # a finding the extraction gave up on keeps that reason unless an entry reached it
+            recs = records.get(key) or []
+            if len(recs) > 1 and self.extracted.get(key) and self.extracted[key].failure:
+                recs = recs[1:] if any(r["status"] == CONFIRMED for r in recs[1:]) else recs
+            f.verify = merge(recs)
+            if self.opts.fixes and key in fix_records and fix_records[key] is not None:
+                f.verify["fix"] = fix_records[key]
+        self.report.findings = sorted(self.findings + extra, key=Finding.sort_key)
+        return self.report
+
+    def probe(self) -> None:
+        """No findings to run: still say whether a CUDA device is there (exit 2 when not)."""
+        job = {"kind": "probe", "mode": self.opts.mode, "settings": _settings(self.opts), "tasks": []}
+        res = runner.run_job(job, self.opts.timeout, python=self.opts.python)
+        self._check_hello(res)
+
+
+def _display(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return rel if not rel.startswith("..") else path
+
+
+def run_verify(findings: List[Finding], opts: VerifyOptions, linted: Iterable[str] = (),
+               hot_functions: Sequence[str] = (), on_note=None) -> VerifyReport:
+    """Verify ``findings`` (their ``verify`` is filled in); unflagged syncs come back as TSL900 findings."""
+    return Verifier(findings, opts, linted, hot_functions, on_note).run()

@@ -1,0 +1,186 @@
+"""Run a job in a child process, with a timeout per task, and survive hangs and crashes.
+
+The child prints ``begin``/``result`` per task. A task that outlives its timeout, or a child that
+dies in the middle of one, makes that task ``failure`` (timed out / crashed, with the tail of the
+child's stderr); the child is then started again for the tasks after it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional
+
+PREFIX = "@@TSL "
+
+
+@dataclass
+class JobResult:
+    hello: Optional[dict] = None
+    results: Dict[int, dict] = field(default_factory=dict)
+    fatal: Optional[str] = None
+    no_torch: bool = False
+    no_cuda: bool = False
+
+
+def _reader(stream, q: "queue.Queue") -> None:
+    for raw in iter(stream.readline, b""):
+        line = raw.decode("utf-8", "replace").rstrip("\n")
+        if line.startswith(PREFIX):
+            try:
+                q.put(json.loads(line[len(PREFIX):]))
+            except ValueError:
+                pass
+    q.put(None)
+
+
+def _tail(path: str, n: int = 600) -> str:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - n))
+            text = fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, OSError):
+        try:
+            proc.kill()
+        except OSError:
+            pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: Optional[str] = None,
+            env: Optional[dict] = None, on_progress: Optional[Callable[[str], None]] = None) -> JobResult:
+    """Run ``job`` (its ``tasks`` each with an ``id``) to the end, restarting the child as needed."""
+    out = JobResult()
+    remaining = [t["id"] for t in job["tasks"]]
+    by_id = {t["id"]: t for t in job["tasks"]}
+    attempts = 0
+    while remaining or attempts == 0:  # a job without tasks (a probe) still starts the child once
+        attempts += 1
+        sub = dict(job, tasks=[by_id[i] for i in remaining])
+        err_file = tempfile.NamedTemporaryFile(prefix="tsl-verify-", suffix=".stderr", delete=False)
+        cmd = [python or sys.executable, "-m", "torchsync_lint.verify.child"]
+        child_env = dict(os.environ if env is None else env)
+        child_env.setdefault("PYTHONUNBUFFERED", "1")
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err_file,
+                                start_new_session=True, env=child_env)
+        q: "queue.Queue" = queue.Queue()
+        threading.Thread(target=_reader, args=(proc.stdout, q), daemon=True).start()
+        try:
+            proc.stdin.write(json.dumps(sub).encode())
+            proc.stdin.close()
+        except OSError:
+            pass
+        current: Optional[int] = None
+        got_result = poisoned = False
+        deadline = time.monotonic() + startup_timeout + timeout
+        finished = False
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                try:
+                    msg = q.get(timeout=max(left, 0.01))
+                except queue.Empty:
+                    msg = "timeout"
+                if msg == "timeout":
+                    if current is not None:
+                        out.results[current] = {"failure": f"timed out after {timeout:g} s"}
+                        remaining = remaining[remaining.index(current) + 1:]
+                    else:
+                        reason = f"the verifier's child did not start within {startup_timeout + timeout:g} s"
+                        for i in remaining:
+                            out.results[i] = {"failure": reason}
+                        remaining = []
+                    break
+                if msg is None:  # the child's stdout closed: it exited
+                    proc.wait(timeout=30)
+                    why = f"the child process died (exit code {proc.returncode})"
+                    tail = _tail(err_file.name)
+                    if tail:
+                        why += f": {tail}"
+                    if current is not None:
+                        out.results[current] = {"failure": why}
+                        remaining = remaining[remaining.index(current) + 1:]
+                    elif got_result:
+                        pass  # died between tasks: start again for the rest
+                    else:
+                        if out.fatal is None:
+                            out.fatal = why
+                        for i in remaining:
+                            out.results.setdefault(i, {"failure": out.fatal})
+                        remaining = []
+                    break
+                event = msg.get("event")
+                if event == "ready":
+                    out.hello = msg
+                    deadline = time.monotonic() + startup_timeout + timeout  # module import comes next
+                elif event == "fatal":
+                    out.fatal = msg.get("reason", "failed")
+                    out.no_torch = out.no_torch or bool(msg.get("no_torch"))
+                    out.no_cuda = out.no_cuda or bool(msg.get("no_cuda"))
+                    for i in remaining:
+                        out.results.setdefault(i, {"failure": out.fatal})
+                    remaining = []
+                    finished = True
+                elif event == "begin":
+                    current = msg["id"]
+                    deadline = time.monotonic() + timeout
+                    if on_progress:
+                        on_progress(f"task {current}")
+                elif event == "result":
+                    got_result = True
+                    poisoned = bool(msg.get("poisoned"))
+                    rid = msg["id"]
+                    out.results[rid] = msg
+                    if rid in remaining:
+                        remaining = remaining[remaining.index(rid) + 1:]
+                    current = None
+                    deadline = time.monotonic() + timeout
+                elif event == "done":
+                    finished = True
+                    remaining = [i for i in remaining if i not in out.results]
+                    if poisoned and remaining:
+                        break  # the CUDA context broke: a fresh child runs the rest
+                    for i in remaining:
+                        out.results[i] = {"failure": "the child finished without running this task"}
+                    remaining = []
+                    break
+                if out.hello is not None and not out.hello.get("cuda") and job.get("mode") == "gpu":
+                    out.no_cuda = True
+                    remaining = []
+                    break
+                if finished:
+                    break
+        finally:
+            _kill(proc)
+            err_file.close()
+            try:
+                os.unlink(err_file.name)
+            except OSError:
+                pass
+        if attempts > len(by_id) + 2:
+            for i in remaining:
+                out.results[i] = {"failure": "the child kept failing"}
+            break
+    return out
