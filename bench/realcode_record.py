@@ -1,8 +1,12 @@
 """Record every host-device sync that torchvision's detection models make on a CUDA GPU.
 
-    PYTHONUNBUFFERED=1 python3 bench/realcode_record.py --out $OUT/torchvision-syncs.json
+    PYTHONUNBUFFERED=1 python3 bench/realcode_record.py --out $OUT/torchvision-0.26.0-syncs.json
+    PYTHONUNBUFFERED=1 python3 bench/realcode_record.py --suite more --out $OUT/torchvision-0.26.0-syncs-more.json
     python3 bench/realcode_record.py --dry-run --out /tmp/dry.json   # CPU: corpus sources, fake nms
 
+Suite ``detection`` (default): the eight detection models; suite ``more``: three v2 detection models,
+classification (resnet50, swin_t, maxvit_t, vit_b_16), segmentation, optical flow (raft_small), video
+(mvit_v1_b), and 42 transforms (v1 tensor API and v2 with boxes/masks) on GPU images, 3 calls each.
 Runs each model in training mode (forward, summed loss, backward, SGD step) and one eval-mode
 forward, after a warm-up pass that is not recorded (lazy initialisation syncs once). Synthetic
 batches: two images of different sizes, random boxes/labels/masks/keypoints created on the device.
@@ -296,6 +300,188 @@ def run_model(torch, detection, rec: SyncRecorder, name: str, kwargs: dict, kind
     return [len(o["boxes"]) for o in out]
 
 
+# ---- suite "more": other model families and the transforms, on GPU tensors --------------------
+OTHER_MODELS = (
+    # name, family; weights=None everywhere
+    ("fasterrcnn_resnet50_fpn_v2", "detection"),
+    ("maskrcnn_resnet50_fpn_v2", "detection-masks"),
+    ("retinanet_resnet50_fpn_v2", "detection"),
+    ("resnet50", "classify"),
+    ("swin_t", "classify"),
+    ("maxvit_t", "classify"),
+    ("vit_b_16", "classify"),
+    ("deeplabv3_mobilenet_v3_large", "segment"),
+    ("raft_small", "flow"),
+    ("mvit_v1_b", "video"),
+)
+
+
+def run_other_model(torch, tv, rec: SyncRecorder, name: str, family: str, device, steps: int):
+    import torch.nn.functional as F
+
+    if family.startswith("detection"):
+        kind = "masks" if family.endswith("masks") else "boxes"
+        kwargs = dict(score_thresh=0.0, detections_per_img=50) if "retinanet" in name else \
+            dict(box_score_thresh=0.0, box_detections_per_img=20)
+        return run_model(torch, tv.models.detection, rec, name, kwargs, kind, device, steps)
+    gen = torch.Generator(device=device)
+    gen.manual_seed(0)
+    if family == "classify":
+        model = getattr(tv.models, name)(weights=None, num_classes=10)
+        batch = lambda: (torch.rand(2, 3, 224, 224, device=device, generator=gen),)  # noqa: E731
+        loss_of = lambda out: F.cross_entropy(out, torch.zeros(2, dtype=torch.long, device=device))  # noqa: E731
+    elif family == "segment":
+        model = getattr(tv.models.segmentation, name)(weights=None, weights_backbone=None, num_classes=5)
+        batch = lambda: (torch.rand(2, 3, 256, 256, device=device, generator=gen),)  # noqa: E731
+        seg_target = torch.zeros(2, 256, 256, dtype=torch.long, device=device)
+        loss_of = lambda out: F.cross_entropy(out["out"], seg_target)  # noqa: E731
+    elif family == "flow":
+        model = getattr(tv.models.optical_flow, name)(weights=None)
+        batch = lambda: (torch.rand(2, 3, 128, 128, device=device, generator=gen),  # noqa: E731
+                         torch.rand(2, 3, 128, 128, device=device, generator=gen))
+        loss_of = lambda out: sum(f.abs().mean() for f in out)  # noqa: E731
+    elif family == "video":
+        model = getattr(tv.models.video, name)(weights=None, num_classes=10)
+        batch = lambda: (torch.rand(1, 3, 16, 224, 224, device=device, generator=gen),)  # noqa: E731
+        loss_of = lambda out: F.cross_entropy(out, torch.zeros(1, dtype=torch.long, device=device))  # noqa: E731
+    else:
+        raise ValueError(family)
+    model = model.to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-5, momentum=0.9)
+
+    def step(train: bool):
+        model.train(train)
+        args = batch()
+        rec.flush()
+        rec.phase = "train" if train else "eval"
+        with torch.set_grad_enabled(train):
+            out = model(*args)
+        rec.flush()
+        if train:
+            rec.phase = "train-backward"
+            opt.zero_grad(set_to_none=True)
+            loss_of(out).backward()
+            opt.step()
+            rec.flush()
+        rec.phase = "harness"
+
+    rec.active = False
+    step(True)
+    step(False)
+    torch.cuda.synchronize() if device.type == "cuda" else None
+    rec.active = True
+    for _ in range(steps):
+        step(True)
+    step(False)
+    torch.cuda.synchronize() if device.type == "cuda" else None
+    rec.active = False
+    return []
+
+
+def transform_cases(torch, tv, device):
+    """(name, callable(gen) -> output): tensor-API transforms on GPU images, v1 and v2."""
+    import torchvision.transforms as T
+    import torchvision.transforms.v2 as v2
+    from torchvision import tv_tensors
+
+    def img_u8(gen, h=240, w=320):
+        return (torch.rand(3, h, w, device=device, generator=gen) * 255).to(torch.uint8)
+
+    def img_f(gen, h=240, w=320):
+        return torch.rand(3, h, w, device=device, generator=gen)
+
+    def sample(gen, fmt="XYXY"):
+        img = tv_tensors.Image(img_u8(gen))
+        u = torch.rand(4, 4, device=device, generator=gen)
+        xyxy = torch.cat([u[:, :2] * 150, u[:, :2] * 150 + 20 + u[:, 2:] * 100], dim=1)
+        boxes = tv_tensors.BoundingBoxes(xyxy, format="XYXY", canvas_size=(240, 320))
+        if fmt in ("XYWHR", "XYXYXYXY"):  # rotated: corner, size, angle in degrees
+            xywhr = torch.cat([xyxy[:, :2], xyxy[:, 2:] - xyxy[:, :2], u[:, :1] * 90], dim=1)
+            boxes = tv_tensors.BoundingBoxes(xywhr, format="XYWHR", canvas_size=(240, 320))
+        if fmt not in ("XYXY", "XYWHR"):
+            boxes = v2.ConvertBoundingBoxFormat(fmt)(boxes)
+        mask = tv_tensors.Mask((torch.rand(240, 320, device=device, generator=gen) > 0.5).to(torch.uint8))
+        return img, boxes, mask, torch.arange(4, device=device)
+
+    mean, std = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+    v1 = [
+        ("v1.Pad-symmetric", T.Pad(10, padding_mode="symmetric"), img_f),
+        ("v1.RandomAffine", T.RandomAffine(30, translate=(0.1, 0.1), scale=(0.8, 1.2), shear=10,
+                                           fill=[0.5, 0.5, 0.5]), img_f),
+        ("v1.RandomRotation", T.RandomRotation(30, fill=[0.1, 0.2, 0.3]), img_f),
+        ("v1.RandomPerspective", T.RandomPerspective(p=1.0), img_f),
+        ("v1.ColorJitter", T.ColorJitter(0.4, 0.4, 0.4, 0.1), img_f),
+        ("v1.Normalize", T.Normalize(mean, std), img_f),
+        ("v1.RandomEqualize", T.RandomEqualize(p=1.0), img_u8),
+        ("v1.AutoAugment", T.AutoAugment(), img_u8),
+        ("v1.RandAugment", T.RandAugment(), img_u8),
+        ("v1.TrivialAugmentWide", T.TrivialAugmentWide(), img_u8),
+        ("v1.AugMix", T.AugMix(), img_u8),
+        ("v1.GaussianBlur", T.GaussianBlur(5), img_f),
+        ("v1.RandomErasing", T.RandomErasing(p=1.0), img_f),
+        ("v1.ElasticTransform", T.ElasticTransform(), img_f),
+        ("v1.RandomResizedCrop", T.RandomResizedCrop(224, antialias=True), img_f),
+        ("v1.RandomAdjustSharpness", T.RandomAdjustSharpness(2, p=1.0), img_f),
+    ]
+    cases = [(n, (lambda t, mk: (lambda gen: t(mk(gen))))(t, mk)) for n, t, mk in v1]
+    v2_cases = [
+        ("v2.RandomHorizontalFlip", v2.RandomHorizontalFlip(p=1.0)),
+        ("v2.RandomVerticalFlip", v2.RandomVerticalFlip(p=1.0)),
+        ("v2.RandomAffine", v2.RandomAffine(30, translate=(0.1, 0.1), scale=(0.8, 1.2), shear=10)),
+        ("v2.RandomRotation", v2.RandomRotation(30)),
+        ("v2.RandomPerspective", v2.RandomPerspective(p=1.0)),
+        ("v2.ColorJitter", v2.ColorJitter(0.4, 0.4, 0.4, 0.1)),
+        ("v2.RandomChannelPermutation", v2.RandomChannelPermutation()),
+        ("v2.RandomAdjustSharpness", v2.RandomAdjustSharpness(2, p=1.0)),
+        ("v2.RandomZoomOut", v2.RandomZoomOut(p=1.0)),
+        ("v2.ClampBoundingBoxes", v2.ClampBoundingBoxes()),
+        ("v2.RandomResizedCrop", v2.RandomResizedCrop(224, antialias=True)),
+        ("v2.ConvertBoundingBoxFormat", v2.ConvertBoundingBoxFormat("CXCYWH")),
+    ]
+    for n, t in v2_cases:
+        cases.append((n, (lambda t: (lambda gen: t(*sample(gen))))(t)))
+    image_only = [("v2.AutoAugment", v2.AutoAugment()), ("v2.RandAugment", v2.RandAugment()),
+                  ("v2.TrivialAugmentWide", v2.TrivialAugmentWide()), ("v2.AugMix", v2.AugMix()),
+                  ("v2.ElasticTransform", v2.ElasticTransform()), ("v2.RandomEqualize", v2.RandomEqualize(p=1.0))]
+    for n, t in image_only:
+        cases.append((n, (lambda t: (lambda gen: t(sample(gen)[0])))(t)))
+    iou_crop = v2.Compose([v2.RandomIoUCrop(), v2.SanitizeBoundingBoxes()])
+
+    def with_target(gen):
+        img, boxes, _mask, labels = sample(gen)
+        return iou_crop(img, {"boxes": boxes, "labels": labels})
+    cases.append(("v2.RandomIoUCrop+Sanitize", with_target))
+    for fmt in ("XYWHR", "XYXYXYXY"):  # rotated boxes
+        for n, t in (("RandomAffine", v2.RandomAffine(30)), ("RandomHorizontalFlip", v2.RandomHorizontalFlip(p=1.0)),
+                     ("RandomRotation", v2.RandomRotation(30))):
+            cases.append(("v2.%s-%s" % (n, fmt), (lambda t, fmt: (lambda gen: t(*sample(gen, fmt))))(t, fmt)))
+    return cases
+
+
+def run_transforms(torch, tv, rec: SyncRecorder, device, steps: int) -> dict:
+    gen = torch.Generator(device=device)
+    gen.manual_seed(0)
+    errors = {}
+    for name, fn in transform_cases(torch, tv, device):
+        try:
+            rec.active = False
+            torch.manual_seed(0)
+            fn(gen)  # warm-up
+            torch.cuda.synchronize() if device.type == "cuda" else None
+            rec.active = True
+            for _ in range(steps):
+                rec.flush()
+                rec.phase = "transform:" + name
+                fn(gen)
+                rec.flush()
+                rec.phase = "harness"
+        except Exception as e:
+            errors[name] = "%s: %s" % (type(e).__name__, str(e)[:200])
+        rec.active = False
+    torch.cuda.synchronize() if device.type == "cuda" else None
+    return errors
+
+
 def fake_ops_for_dry_run(torch, rec: SyncRecorder) -> None:
     """CPU dry run: torchvision's C++ ops are missing; a Python nms that 'syncs' on both channels."""
     lib = torch.library.Library("torchvision", "DEF")
@@ -330,6 +516,8 @@ def main(argv=None) -> int:
     ap.add_argument("--models", default="", help="comma-separated subset")
     ap.add_argument("--deadline", type=float, default=400.0, help="seconds; later models are skipped")
     ap.add_argument("--dry-run", action="store_true", help="CPU, torchvision sources from bench/corpus")
+    ap.add_argument("--suite", choices=("detection", "more"), default="detection",
+                    help="detection: the eight detection models; more: other families and the transforms")
     args = ap.parse_args(argv)
     t0 = time.time()
 
@@ -385,18 +573,27 @@ def main(argv=None) -> int:
     rec.start_stderr_capture()
     sys.settrace(rec.global_trace)
     try:
-        for name, kwargs, kind in MODELS:
+        if args.suite == "detection":
+            jobs = [(n, (lambda n, kw, kind: lambda: run_model(torch, detection, rec, n, kw, kind, device, args.steps))(
+                n, kw, kind), {"kind": kind, "kwargs": kw}) for n, kw, kind in MODELS]
+        else:
+            jobs = [(n, (lambda n, fam: lambda: run_other_model(torch, torchvision, rec, n, fam, device, args.steps))(
+                n, fam), {"family": fam}) for n, fam in OTHER_MODELS]
+            jobs.append(("transforms", lambda: run_transforms(torch, torchvision, rec, device, 3),
+                         {"kind": "transforms"}))
+        result["suite"] = args.suite
+        for name, job, info in jobs:
             if wanted and name not in wanted:
                 continue
             if time.time() - t0 > args.deadline:
                 print("deadline: skipping", name, flush=True)
                 continue
             t1 = time.time()
-            rec.events.clear(); rec.executed.clear(); rec.samples.clear()
-            rec.validation.clear(); rec.disagreements.clear()
-            entry = {"kind": kind, "kwargs": kwargs}
+            for table in (rec.events, rec.executed, rec.samples, rec.validation, rec.disagreements):
+                table.clear()
+            entry = dict(info)
             try:
-                entry["eval_detections"] = run_model(torch, detection, rec, name, kwargs, kind, device, args.steps)
+                entry["result"] = job()
             except Exception as e:  # record and go on with the next model
                 rec.active = False
                 entry["error"] = "%s: %s" % (type(e).__name__, e)

@@ -1,6 +1,6 @@
 """Score the linter against syncs recorded on a GPU in code nobody here wrote (torchvision 0.26.0).
 
-    python bench/realcode_score.py [--data bench/data/torchvision-0.26.0-syncs.json] [--json OUT]
+    python bench/realcode_score.py [--data bench/data/torchvision-0.26.0-syncs.json ...] [--json OUT]
 
 Needs no torch. Takes the sync events and executed lines recorded by bench/realcode_record.py,
 lints the same torchvision release (the wheel's .py files, bench/corpus/torchvision-0.26.0/, fetched
@@ -15,6 +15,10 @@ header lines - ``if x.any():``, ``for c in torch.unique(i):`` - form a statement
   a sync or an executed flagged line). "chain" variants also count a statement as synced when a sync
   happened inside a torchvision function it called (the event's call chain), and a sync as caught
   when a statement on its chain is flagged.
+
+A sync whose innermost line is torchvision's own ``__torch_function__`` dispatcher (tv_tensors) is
+attributed to the calling line, as for torch's frames. ``--include-cold`` lints a second time with
+cold code included and marks the misses that only the hotness filter hides.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import argparse
 import ast
 import collections
+import glob
 import json
 import os
 import subprocess
@@ -31,8 +36,12 @@ from typing import Dict, List, Optional, Set, Tuple
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 PACKAGE, VERSION = "torchvision", "0.26.0"
-DEFAULT_DATA = os.path.join(HERE, "data", f"{PACKAGE}-{VERSION}-syncs.json")
+# detection suite (syncs.json) and other families + transforms (syncs-more.json)
+DEFAULT_DATA = sorted(glob.glob(os.path.join(HERE, "data", f"{PACKAGE}-{VERSION}-syncs*.json")))
 SCORED_DIRS = ("torchvision/models/detection/", "torchvision/ops/")
+# torchvision's own __torch_function__ dispatcher (tv_tensors): a sync there belongs to the caller's line,
+# as for torch's own frames
+DISPATCH_LINES = {("torchvision/tv_tensors/_tv_tensor.py", "output = func(*args, **kwargs or dict())")}
 Stmt = Tuple[str, int]  # (file relative to the corpus root, first line of the statement)
 
 
@@ -91,10 +100,10 @@ class StatementMap:
         return s if len(s) <= width else s[: width - 3] + "..."
 
 
-def lint(root: str) -> List[dict]:
+def lint(root: str, extra: Tuple[str, ...] = ()) -> List[dict]:
     """The CLI with its default settings (--isolated: no pyproject.toml of ours)."""
     cmd = [sys.executable, "-m", "torchsync_lint", "--isolated", "--format", "json", "--exit-zero",
-           os.path.join(root, PACKAGE)]
+           *extra, os.path.join(root, PACKAGE)]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
     if proc.returncode not in (0, 1):
         raise SystemExit("lint failed (%d): %s" % (proc.returncode, proc.stderr[-2000:]))
@@ -124,12 +133,16 @@ def score(data: dict, root: str, findings: List[dict]) -> dict:
                 outside[(ev["phase"], ev["oracle"])] += ev["count"]
                 continue
             s = smap.stmt(ev["file"], ev["line"])
+            chain = ev.get("chain", [])
+            if s is not None and (s[0], smap.text(s, 1000)) in DISPATCH_LINES and chain:
+                s = smap.stmt(*chain[0])
+                chain = chain[1:]
             if s is None:
                 outside[("unmapped", ev["oracle"])] += ev["count"]
                 continue
             sync_events[s][ev["oracle"]] += ev["count"]
             sync_models[s].add("%s/%s" % (model, ev["phase"]))
-            for rel, ln in ev.get("chain", []):
+            for rel, ln in chain:
                 c = smap.stmt(rel, ln)
                 if c and c != s:
                     chain_of[s].add(c)
@@ -211,13 +224,19 @@ def report(r: dict) -> str:
         "MISSED syncs (%d):" % len(r["missed"]),
     ]
     for m in r["missed"]:
-        out.append("  %s:%d  %s  events=%s  [%s]" % (
-            m["file"], m["line"], m["code"], m["events"], ", ".join(m["models"][:3])))
+        out.append("  %s:%d  %s  events=%s  [%s]%s" % (
+            m["file"], m["line"], m["code"], m["events"], ", ".join(m["models"][:3]),
+            "  (caught with --include-cold)" if m.get("cold_filtered") else ""))
     out.append("FALSE POSITIVES (%d; ran, no sync attributed to the statement):" % len(r["false_positives"]))
     for m in r["false_positives"]:
         chain_ok = all((m["file"], m["line"]) != (c["file"], c["line"]) for c in r["false_positives_chain"])
         out.append("  %s:%d  %s  %s%s" % (m["file"], m["line"], ",".join(m["rules"]), m["code"],
                                           "  (synced in a callee)" if chain_ok else ""))
+    if "include_cold" in r:
+        ic = r["include_cold"]
+        out.append("with --include-cold: recall %s (%d/%d), precision %s (%d/%d), %d findings" % (
+            pct(ic["recall"]["value"]), ic["recall"]["flagged"], ic["recall"]["of"],
+            pct(ic["precision"]["value"]), ic["precision"]["synced"], ic["precision"]["of"], ic["findings_total"]))
     out.append("TRUE POSITIVES (%d):" % len(r["true_positives"]))
     for m in r["true_positives"]:
         out.append("  %s:%d  %s  %s" % (m["file"], m["line"], ",".join(m["rules"]), m["code"]))
@@ -226,13 +245,26 @@ def report(r: dict) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=DEFAULT_DATA)
+    ap.add_argument("--data", nargs="+", default=DEFAULT_DATA, help="recordings (models are merged)")
     ap.add_argument("--json", metavar="OUT", help="also write the full result as JSON")
+    ap.add_argument("--include-cold", action="store_true",
+                    help="lint with --include-cold too and mark the misses it would catch (hotness filter)")
     args = ap.parse_args(argv)
-    with open(args.data) as fh:
-        data = json.load(fh)
+    data: dict = {}
+    for path in args.data:
+        with open(path) as fh:
+            one = json.load(fh)
+        models = dict(data.get("models", {}), **one["models"])
+        data.update(one)
+        data["models"] = models
     root = corpus_root()
     result = score(data, root, lint(root))
+    if args.include_cold:
+        cold = score(data, root, lint(root, ("--include-cold",)))
+        caught = {(m["file"], m["line"]) for m in cold["true_positives"]}
+        for m in result["missed"]:
+            m["cold_filtered"] = (m["file"], m["line"]) in caught
+        result["include_cold"] = {k: cold[k] for k in ("recall", "precision", "findings_total")}
     print(report(result))
     if args.json:
         with open(args.json, "w") as fh:

@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 import libcst as cst  # noqa: E402
 
-from torchsync_lint import engine  # noqa: E402
+from torchsync_lint import engine, walk  # noqa: E402
 from torchsync_lint.config import Config  # noqa: E402
 from torchsync_lint.inference.context import FileContext  # noqa: E402
 from torchsync_lint.inference.evaluate import Evaluator  # noqa: E402
@@ -91,18 +91,23 @@ def breakdown(sources, options, repeat: int) -> List[Tuple[str, float]]:
     rules_classes = select_rules(options.select, options.ignore)
     rows: List[Tuple[str, float]] = [("files past prefilter", len(kept))]
 
-    def plain_walk():
+    def plain_visit():
         for _, _, m in modules:
             m.visit(_Empty())
+
+    def plain_walk():
+        for _, _, m in modules:
+            walk.Walker({}, {}).walk(m)
 
     def index_walk():
         out = []
         for (_, _, m), (name, pkg) in zip(modules, names):
             idx = FileIndex(name, pkg)
-            m.visit(idx)
+            walk.visit(m, idx)
             out.append(idx)
         return out
 
+    t_visit, _ = best_of(repeat, plain_visit)
     t_plain, _ = best_of(repeat, plain_walk)
     t_index, indexes = best_of(repeat, index_walk)
     t_summary, summaries = best_of(repeat, lambda: [summarise(i) for i in indexes])
@@ -112,7 +117,7 @@ def breakdown(sources, options, repeat: int) -> List[Tuple[str, float]]:
         for (_, _, m), idx in zip(modules, indexes):
             ev = Evaluator(idx, frozenset(options.hot_functions))
             ctx = FileContext(idx, ev, frozenset(options.cold_functions))
-            m.visit(engine._Walker(ctx, [r(ctx) for r in rules_classes]))
+            engine._Walker(ctx, [r(ctx) for r in rules_classes]).run(m)
             out.append(ctx.findings)
         return out
 
@@ -135,7 +140,8 @@ def breakdown(sources, options, repeat: int) -> List[Tuple[str, float]]:
 
     t_hot, _ = best_of(repeat, classify)
     rows += [
-        ("plain visitor walk (reference)", t_plain),
+        ("LibCST empty CSTVisitor pass (reference)", t_visit),
+        ("our empty walk (torchsync_lint.walk)", t_plain),
         ("index walk (FileIndex)", t_index),
         ("call-graph summary", t_summary),
         ("rule walk (all rules + inference)", t_rules),

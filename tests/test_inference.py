@@ -219,3 +219,16 @@ def test_training_loop_body_is_hot():
     graph = CallGraph([summarise(index)])
     assert graph.is_hot("t.compute")
     assert not graph.is_hot("t.train")  # only its loop body is hot, not the whole function
+
+
+def test_streams_and_events():
+    src = """
+    import torch
+
+    side = torch.cuda.Stream()
+    probe(side)
+    probe(torch.cuda.current_stream())
+    probe(side.record_event())
+    probe(torch.cuda.Event(enable_timing=True))
+    """
+    assert [v.kind for v in probe(src)] == ["stream", "stream", "event", "event"]

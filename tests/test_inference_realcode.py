@@ -154,3 +154,108 @@ def test_torch_predicates_and_private_bindings_are_no_tensors():
     probe(torch._C._nn.pad(torch.zeros(3), (1, 1)))
     """)
     assert [v.kind for v in vals] == ["number", "unknown", "tensor"]
+
+
+def test_private_torch_helpers_and_version_strings_are_no_tensors():
+    # ops/roi_align.py: `output_size = _pair(output_size)` then `torch.arange(output_size[0], device=d)`;
+    # extension.py: `t_version = torch_version_cuda.split(".")` then `int(t_version[0])`
+    src = """
+    import torch
+    from torch.nn.modules.utils import _pair
+    from torch.version import cuda as torch_version_cuda
+    class M(torch.nn.Module):
+        def forward(self, x, output_size):
+            output_size = _pair(output_size)
+            ph = torch.arange(output_size[0], device=x.device)
+            t_version = torch_version_cuda.split(".")
+            major = int(t_version[0])
+            return x + ph + major
+    """
+    assert codes(src) == []
+
+
+def test_annotated_return_takes_the_device_from_the_body():
+    # transforms.py ColorJitter: get_params() -> tuple[Tensor, ...] returns torch.randperm(4) (CPU):
+    # `for fn_id in fn_idx: if fn_id == 0:` tests a CPU tensor, which costs no GPU sync
+    src = """
+    import torch
+    from torch import Tensor
+    from typing import Optional
+    class ColorJitter(torch.nn.Module):
+        @staticmethod
+        def get_params(b: float) -> tuple[Tensor, Optional[float]]:
+            fn_idx = torch.randperm(4)
+            return fn_idx, b
+
+        def forward(self, img):
+            fn_idx, b = self.get_params(0.5)
+            for fn_id in fn_idx:
+                if fn_id == 0 and b is not None:
+                    img = img * b
+            return img
+    """
+    assert codes(src) == []
+    vals = probe("""
+    import torch
+    from torch import Tensor
+    def f() -> Tensor:
+        return torch.zeros(3, device="cuda")
+    def g() -> Tensor:
+        return unknown_call()
+    probe(f())
+    probe(g())
+    """)
+    assert (vals[0].kind, vals[0].device) == ("tensor", "cuda")
+    assert (vals[1].kind, vals[1].device) == ("tensor", None)
+
+
+def test_dict_literals_and_tuple_joins_keep_cpu_tensors_on_the_cpu():
+    # transforms/autoaugment.py: `_augmentation_space() -> dict[str, tuple[Tensor, bool]]` builds its
+    # magnitudes with torch.linspace on the CPU; `.item()` of them costs no GPU sync
+    src = """
+    import torch
+    from torch import Tensor
+    class TrivialAugmentWide(torch.nn.Module):
+        def _augmentation_space(self, num_bins: int) -> dict[str, tuple[Tensor, bool]]:
+            return {
+                "ShearX": (torch.linspace(0.0, 0.99, num_bins), True),
+                "Posterize": (8 - (torch.arange(num_bins) / ((num_bins - 1) / 4)).round().int(), False),
+                "Equalize": (torch.tensor(0.0), False),
+            }
+
+        def forward(self, img):
+            op_meta = self._augmentation_space(31)
+            magnitudes, signed = op_meta["ShearX"]
+            magnitude = float(magnitudes[torch.randint(len(magnitudes), (1,), dtype=torch.long)].item())
+            return img * magnitude
+    """
+    assert codes(src) == []
+    vals = probe("""
+    import torch
+    d = {"a": (torch.zeros(2), True), "b": (torch.ones(2), False)}
+    probe(d)
+    probe({**d})
+    probe({"a": 1, "b": torch.zeros(1)})
+    """)
+    assert vals[0].kind == "dict" and [e.kind for e in vals[0].item.elts] == ["tensor", "number"]
+    assert vals[0].item.elts[0].device == "cpu"
+    assert vals[1].item is None and vals[2].item is None
+
+
+def test_comprehensions_carry_their_element_and_its_device():
+    # transforms/_functional_tensor.py: _create_identity_grid() builds a CPU grid that
+    # elastic_transform() then copies to the image's device
+    vals = probe("""
+    import torch
+    from torch import Tensor
+    def _create_identity_grid(size: list[int]) -> Tensor:
+        hw_space = [torch.linspace((-s + 1) / s, (s - 1) / s, s) for s in size]
+        probe(hw_space)
+        grid_y, grid_x = torch.meshgrid(hw_space, indexing="ij")
+        return torch.stack([grid_x, grid_y], -1).unsqueeze(0)
+    probe(_create_identity_grid([4, 4]))
+    probe([x for x in undefined_thing])
+    """)
+    assert vals[0].kind == "list" and vals[0].item.device == "cpu"
+    assert (vals[1].kind, vals[1].device) == ("tensor", "cpu")
+    assert vals[2].kind == "list" and vals[2].item is None

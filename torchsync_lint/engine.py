@@ -19,6 +19,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence,
 
 import libcst as cst
 
+from torchsync_lint import walk
 from torchsync_lint.config import Config
 from torchsync_lint.finding import FileError, Finding, LintResult
 from torchsync_lint.inference.context import FileContext
@@ -87,37 +88,41 @@ def python_syntax_error(source: str, path: str) -> Optional[FileError]:
 
 
 class _Walker(cst.CSTVisitor):
-    """Calls every rule's visit_/leave_ methods from one traversal and keeps the context current."""
+    """Calls every rule's visit_/leave_ methods from one traversal and keeps the context current.
+
+    Callbacks are looked up per node type once (``walk.Walker``): the context's bookkeeping
+    runs before the rules' visits and after their leaves. ``run(module)`` is the fast walk;
+    ``module.visit(walker)`` gives the same calls through LibCST.
+    """
 
     def __init__(self, ctx: FileContext, rules: Sequence) -> None:
         self.ctx = ctx
-        self.visits: Dict[str, List[Callable]] = {}
-        self.leaves: Dict[str, List[Callable]] = {}
-        for rule in rules:
-            for attr in dir(type(rule)):
-                if attr.startswith("visit_"):
-                    self.visits.setdefault(attr[6:], []).append(getattr(rule, attr))
-                elif attr.startswith("leave_"):
-                    self.leaves.setdefault(attr[6:], []).append(getattr(rule, attr))
+        pre: Dict[str, List[Callable]] = {
+            "FunctionDef": [ctx.enter_function],
+            "Assign": [self._assign_stores],
+            "AugAssign": [self._target_store],
+            "AnnAssign": [self._target_store],
+            "For": [self._enter_for],
+            "While": [ctx.enter_loop],
+        }
+        for comp in COMP_NODES:
+            pre[comp.__name__] = [self._bind_comps]
+        post: Dict[str, List[Callable]] = {
+            "Assign": [self._bind_assign],
+            "AnnAssign": [self._bind_annassign],
+            "NamedExpr": [self._bind_named],
+            "FunctionDef": [ctx.leave_function],
+            "For": [ctx.leave_loop],
+            "While": [ctx.leave_loop],
+        }
+        tables = [walk.callbacks(rule) for rule in rules]
+        self.visits = walk.merge([pre] + [v for v, _ in tables])
+        self.leaves = walk.merge([lv for _, lv in tables] + [post])
+
+    def run(self, module: cst.Module) -> None:
+        walk.Walker(self.visits, self.leaves).walk(module)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        ctx = self.ctx
-        if isinstance(node, cst.FunctionDef):
-            ctx.enter_function(node)
-        elif isinstance(node, cst.Assign):
-            ctx.mark_stores([t.target for t in node.targets])
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
-            ctx.mark_stores([node.target])
-        elif isinstance(node, cst.For):
-            ctx.bind_for(node)
-            ctx.enter_loop(node)
-        elif isinstance(node, cst.While):
-            ctx.enter_loop(node)
-        elif isinstance(node, COMP_NODES):
-            comp = node.for_in
-            while comp is not None:  # the element is visited before its for-clauses
-                ctx.bind_comp(comp)
-                comp = comp.inner_for_in
         for fn in self.visits.get(type(node).__name__, ()):
             fn(node)
         return True
@@ -125,19 +130,36 @@ class _Walker(cst.CSTVisitor):
     def on_leave(self, node: cst.CSTNode) -> None:
         for fn in self.leaves.get(type(node).__name__, ()):
             fn(node)
+
+    # -- the context's bookkeeping -----------------------------------------------------------
+    def _assign_stores(self, node: cst.Assign) -> None:
+        self.ctx.mark_stores([t.target for t in node.targets])
+
+    def _target_store(self, node) -> None:
+        self.ctx.mark_stores([node.target])
+
+    def _enter_for(self, node: cst.For) -> None:
+        self.ctx.bind_for(node)
+        self.ctx.enter_loop(node)
+
+    def _bind_comps(self, node) -> None:
+        comp = node.for_in
+        while comp is not None:  # the element is visited before its for-clauses
+            self.ctx.bind_comp(comp)
+            comp = comp.inner_for_in
+
+    def _bind_assign(self, node: cst.Assign) -> None:
         ctx = self.ctx
-        if isinstance(node, cst.Assign):
-            value = ctx.value(node.value)
-            for t in node.targets:
-                ctx.bind(t.target, value)
-        elif isinstance(node, cst.AnnAssign):
-            ctx.bind(node.target, ctx.evaluator.annotated(node.annotation.annotation, node.value, ctx.scope))
-        elif isinstance(node, cst.NamedExpr):
-            ctx.bind(node.target, ctx.value(node.value))
-        elif isinstance(node, cst.FunctionDef):
-            ctx.leave_function(node)
-        elif isinstance(node, (cst.For, cst.While)):
-            ctx.leave_loop(node)
+        value = ctx.value(node.value)
+        for t in node.targets:
+            ctx.bind(t.target, value)
+
+    def _bind_annassign(self, node: cst.AnnAssign) -> None:
+        ctx = self.ctx
+        ctx.bind(node.target, ctx.evaluator.annotated(node.annotation.annotation, node.value, ctx.scope))
+
+    def _bind_named(self, node: cst.NamedExpr) -> None:
+        self.ctx.bind(node.target, self.ctx.value(node.value))
 
 
 @dataclass
@@ -168,14 +190,14 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
     else:
         is_package = os.path.basename(path) == "__init__.py"
     index = FileIndex(module_name, is_package)
-    module.visit(index)
+    walk.visit(module, index)
     report.summary = summarise(index)
     rules_classes = select_rules(options.select, options.ignore)
     evaluator = Evaluator(index, frozenset(options.hot_functions))
     ctx = FileContext(index, evaluator, frozenset(options.cold_functions))
     rules = [r(ctx) for r in rules_classes]
     report.hot_only = {r.code: r.hot_only for r in rules_classes}
-    module.visit(_Walker(ctx, rules))
+    _Walker(ctx, rules).run(module)
     if not ctx.findings:
         return report
     report.noqa = Suppressions(source)

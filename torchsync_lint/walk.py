@@ -112,14 +112,12 @@ class Walker:
     """Calls ``visits[TypeName]`` before a node's children and ``leaves[TypeName]`` after.
 
     With ``prune=True`` a visit callback that returns False skips the node's children, as in
-    ``CSTVisitor``; otherwise return values are ignored.
+    ``CSTVisitor``; otherwise return values are ignored. Attribute callbacks
+    (``visit_Call_func``) are not supported.
     """
 
     def __init__(self, visits: Dict[str, Sequence[Callable]], leaves: Dict[str, Sequence[Callable]],
                  prune: bool = False) -> None:
-        for name in list(visits) + list(leaves):
-            if "_" in name:
-                raise ValueError(f"attribute callbacks are not supported: visit_/leave_{name}")
         self.visits = visits
         self.leaves = leaves
         self.prune = prune

@@ -21,6 +21,7 @@ from torchsync_lint.inference.values import (
     DICT,
     DTYPE,
     EVENT,
+    GRAD_SCALER,
     LIST,
     MODULE,
     NDARRAY,
@@ -168,7 +169,7 @@ class Evaluator:
                 elif value.kind in (LIST, TUPLE) and value.item is not None and not value.elts:
                     v = value.item
                 elif value.kind in (TENSOR, TENSOR_SEQ):
-                    v = tensor(value.device, value.dtype)  # TENSOR_SEQ keeps a common dtype (nonzero: int)
+                    v = tensor(value.device, value.dtype).with_(assumed=value.assumed)  # TENSOR_SEQ keeps a common dtype (nonzero: int)
                 else:
                     v = UNKNOWN_VALUE
                 self.bind(el.value, v, scope)
@@ -186,7 +187,7 @@ class Evaluator:
         if v.kind == SIZE:
             return INT
         if v.kind in (TENSOR, TENSOR_SEQ):
-            return tensor(v.device, v.dtype)
+            return tensor(v.device, v.dtype).with_(assumed=v.assumed)
         if v.kind in (LIST, TUPLE) and v.item is not None and not v.elts:
             return v.item
         if v.kind in (LIST, TUPLE) and v.elts:
@@ -227,7 +228,10 @@ class Evaluator:
                     d = self.infer(param.default, self.module_scope())
                     v = d if d.kind != NONE else UNKNOWN_VALUE
                 elif v.kind == UNKNOWN and takes_tensors and func.name not in STEP_HOOKS:
-                    v = tensor()
+                    # `forward(self, x, ...)`: the first input is the data, a tensor; later unannotated
+                    # ones are tensors by convention only (flags and sizes come in too)
+                    first = i == (1 if func.is_method and not is_static else 0)
+                    v = Value(TENSOR, assumed=not first)
                 if v.kind == UNKNOWN:
                     pos = i - (1 if func.is_method and not is_static else 0)
                     v = self._from_call_sites(func, name, pos if param in positional else None)
@@ -308,12 +312,14 @@ class Evaluator:
             comment = _signature_comment(func.node) if ann is None else None
             if comment is not None:
                 out = self.annotation_value(comment[1])
-            if out.kind == UNKNOWN and func.returns:
+            if func.returns and (out.kind == UNKNOWN or _vague_tensors(out)):
                 scope = self.summary_scope(func)
                 vals = [self.infer(r, scope) for r in func.returns]
-                out = vals[0]
+                body = vals[0]
                 for v in vals[1:]:
-                    out = join(out, v)
+                    body = join(body, v)
+                # `-> tuple[Tensor, float]` says what; `return torch.randperm(4), f` says where
+                out = body if out.kind == UNKNOWN else _refine(out, body)
             elif out.kind == UNKNOWN and not func.returns:
                 out = Value(NONE)
             self._returns[id(func)] = out
@@ -457,7 +463,9 @@ class Evaluator:
                 return Value(kind)
             return Value(kind, elts=tuple(self.infer(el.value, scope) for el in e.elements))
         if isinstance(e, (cst.ListComp, cst.GeneratorExp)):
-            return Value(LIST)
+            return self._comprehension(e, scope)
+        if isinstance(e, cst.Dict):
+            return self._dict_literal(e, scope)
         if isinstance(e, cst.Attribute):
             return self._attribute(e, scope)
         if isinstance(e, cst.Subscript):
@@ -483,6 +491,28 @@ class Evaluator:
         if isinstance(e, cst.NamedExpr):
             return self.infer(e.value, scope)
         return UNKNOWN_VALUE
+
+    def _comprehension(self, e, scope: Scope) -> Value:
+        """``[torch.linspace(-1, 1, s) for s in size]``: a list whose members are the element's value."""
+        inner = Scope(scope.func, scope, {})
+        comp = e.for_in
+        while comp is not None:
+            self.bind(comp.target, self.iter_element(comp.iter, inner), inner)
+            comp = comp.inner_for_in
+        v = self.infer(e.elt, inner)
+        return Value(LIST, item=v if v.kind != UNKNOWN else None)
+
+    def _dict_literal(self, e: cst.Dict, scope: Scope) -> Value:
+        """``{"a": (torch.linspace(0, 1, 5), True), ...}``: a dict whose values share one value."""
+        item: Optional[Value] = None
+        for el in e.elements:
+            if not isinstance(el, cst.DictElement):
+                return Value(DICT)  # **splat
+            v = self.infer(el.value, scope)
+            item = v if item is None else join(item, v)
+            if item.kind == UNKNOWN:
+                return Value(DICT)
+        return Value(DICT, item=item)
 
     def _attribute(self, e: cst.Attribute, scope: Scope) -> Value:
         attr = e.attr.value
@@ -510,7 +540,7 @@ class Evaluator:
     def _subscript(self, e: cst.Subscript, scope: Scope) -> Value:
         base = self.infer(e.value, scope)
         if base.kind == TENSOR:
-            return tensor(base.device, base.dtype)
+            return tensor(base.device, base.dtype).with_(assumed=base.assumed)
         if base.kind == TENSOR_SEQ:
             if len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Slice):
                 return base
@@ -548,7 +578,8 @@ class Evaluator:
             else:
                 t = a if a.kind == TENSOR else b
                 dtype = t.dtype if t.dtype != "bool" else None
-            return tensor(device, dtype)
+            # `n // 2` of an assumed input is as much a guess as `n`
+            return tensor(device, dtype).with_(assumed=all(v.assumed for v in (a, b) if v.kind == TENSOR))
         if a.kind == NUMBER and b.kind == NUMBER:
             return number()
         if a.kind == SIZE and b.kind in (SIZE, TUPLE) and isinstance(e.operator, cst.Add):
@@ -569,7 +600,7 @@ class Evaluator:
         if tensors:
             devices = {v.device for v in tensors}
             device = CUDA if CUDA in devices else (CPU if devices == {CPU} else None)
-            return tensor(device, "bool")
+            return tensor(device, "bool").with_(assumed=all(v.assumed for v in tensors))
         if any(v.kind in (UNKNOWN, TENSOR_SEQ, MODULE, SELF) for v in vals):
             return UNKNOWN_VALUE
         if any(v.kind == NDARRAY for v in vals):
@@ -605,15 +636,21 @@ class Evaluator:
 
     def _first_tensor_device(self, call: cst.Call, scope: Scope) -> Optional[str]:
         devices = set()
+        numbers_only = any(a.keyword is None for a in call.args)
         for a in call.args:
             if a.keyword is None:
                 v = self.infer(a.value, scope)
+                numbers_only = numbers_only and v.kind == NUMBER
                 if v.kind in (TENSOR, TENSOR_SEQ):
                     devices.add(v.device)
                 elif v.kind in (LIST, TUPLE):
                     devices.update(x.device for x in v.elts if x.kind == TENSOR)
+                    if v.item is not None and v.item.kind == TENSOR:
+                        devices.add(v.item.device)
         if CUDA in devices:
             return CUDA
+        if numbers_only and self.device_arg(call, scope) is None:
+            return CPU  # `torch.div(n, 2)` of Python numbers wraps them in CPU tensors
         return CPU if devices == {CPU} else None
 
     def _call(self, call: cst.Call, scope: Scope) -> Value:
@@ -728,6 +765,14 @@ class Evaluator:
             return Value(STREAM)
         if q in api.EVENT_FACTORIES:
             return Value(EVENT)
+        if q in api.GRAD_SCALER_FACTORIES:
+            dev = arg_value = None
+            for i, a in enumerate(call.args):
+                if (a.keyword is None and i == 0) or (a.keyword is not None and a.keyword.value == "device"):
+                    arg_value = a.value
+            if arg_value is not None:
+                dev = self.device_of(arg_value, scope)
+            return Value(GRAD_SCALER, device=CPU if dev == CPU else CUDA)
         if q in api.TORCH_NON_TENSOR:
             kind = api.TORCH_NON_TENSOR[q]
             return BOOL if kind == NUMBER and q not in ("torch.numel",) else (INT if q == "torch.numel" else Value(kind))
@@ -806,6 +851,8 @@ class Evaluator:
     def tensor_method(self, name: str, recv: Value, call: cst.Call, scope: Scope) -> Value:
         device, dtype = recv.device, recv.dtype
         nargs = len(call.args)
+        if name in api.NOT_TENSOR_METHODS:
+            return UNKNOWN_VALUE
         if name in api.METHOD_NUMBER:
             return number("bool" if name.startswith("is_") or name in ("equal", "allclose") else None)
         if name == "tolist":
@@ -860,8 +907,8 @@ class Evaluator:
                 dtype = DTYPE_NAMES.get((self.aliases.qualify(a.value) or "").split(".")[-1])
                 continue
             v = self.infer(a.value, scope)
-            if v.kind == DTYPE or (v.kind == UNKNOWN and (_dotted(a.value) or "").endswith("dtype")):
-                # `.to(self.dtype)` / `.to(dtype)`: a dtype by name, not a device
+            if v.kind == DTYPE or (v.kind == UNKNOWN and "dtype" in (_dotted(a.value) or "").split(".")[-1]):
+                # `.to(self.dtype)` / `.to(dtype_float)`: a dtype by name, not a device
                 name = (self.aliases.qualify(a.value) or "").split(".")[-1]
                 dtype = DTYPE_NAMES.get(name)
             elif v.kind == TENSOR:
@@ -876,6 +923,26 @@ def _dotted(node: cst.BaseExpression) -> Optional[str]:
     from torchsync_lint.inference.names import dotted
 
     return dotted(node)
+
+
+def _vague_tensors(v: Value) -> bool:
+    """An annotation's value with a tensor of unknown device (worth refining from the body)."""
+    if v.kind == TENSOR:
+        return v.device is None
+    if v.item is not None:
+        return _vague_tensors(v.item)
+    return v.kind == TUPLE and any(_vague_tensors(e) for e in v.elts)
+
+
+def _refine(ann: Value, body: Value) -> Value:
+    """The annotated value, with the device (and dtype) the function's body gives its tensors."""
+    if ann.kind == TENSOR and body.kind == TENSOR:
+        return ann.with_(device=ann.device or body.device, dtype=ann.dtype or body.dtype, host_data=body.host_data)
+    if ann.kind == TUPLE and body.kind == TUPLE and ann.elts and len(ann.elts) == len(body.elts):
+        return ann.with_(elts=tuple(_refine(a, b) for a, b in zip(ann.elts, body.elts)))
+    if ann.kind == body.kind and ann.item is not None and body.item is not None:  # dict[str, tuple[Tensor, bool]]
+        return ann.with_(item=_refine(ann.item, body.item))
+    return ann
 
 
 def _is_static(node: cst.FunctionDef) -> bool:

@@ -46,6 +46,13 @@ TORCH_NON_TENSOR = {
 # Namespaces under torch whose callables are not tensor ops.
 TORCH_NON_TENSOR_PREFIXES = (
     "torch.cuda.",
+    # other accelerators' device APIs (is_available, device_count, synchronize...)
+    "torch.npu.",
+    "torch.xpu.",
+    "torch.mps.",
+    "torch.mtia.",
+    "torch.hpu.",
+    "torch.accelerator.",
     "torch.distributed.",
     "torch.distributions.",
     "torch.utils.",
@@ -72,6 +79,8 @@ TORCH_NON_TENSOR_PREFIXES = (
     "torch.inference_mode",
     "torch.set_",
     "torch.manual_seed",
+    "torch.seed",  # torch.seed() / torch.initial_seed(): Python ints
+    "torch.initial_seed",
     "torch.compile",
     "torch.save",
     "torch.load",
@@ -79,6 +88,7 @@ TORCH_NON_TENSOR_PREFIXES = (
     "torch.get_",
     "torch.use_deterministic_algorithms",
     "torch.chunk_placeholder",
+    "torch.version.",  # strings: torch.version.cuda.split(".")
 )
 # Predicates on torch's state or on a tensor's kind, all returning a Python bool
 # (torch.is_grad_enabled(), torch.is_tensor(x), torch.are_deterministic_algorithms_enabled()).
@@ -89,7 +99,14 @@ STREAM_FACTORIES = frozenset(
     for p in ("torch.cuda.", "torch.cuda.streams.", "torch.xpu.", "torch.accelerator.", "torch.")
     for n in ("Stream", "ExternalStream", "current_stream", "default_stream")
 )
-EVENT_FACTORIES = frozenset(p + "Event" for p in ("torch.cuda.", "torch.cuda.streams.", "torch.xpu.", "torch.mps.event.", "torch."))
+# CPU scalers (torch.cpu.amp) are left out: their step() does not wait for a GPU.
+GRAD_SCALER_FACTORIES = frozenset(
+    p + "GradScaler" for p in ("torch.", "torch.amp.", "torch.amp.grad_scaler.", "torch.cuda.amp.",
+                               "torch.cuda.amp.grad_scaler.")
+)
+EVENT_FACTORIES = frozenset(
+    p + "Event" for p in ("torch.cuda.", "torch.cuda.streams.", "torch.xpu.", "torch.mps.event.", "torch.")
+)
 # Ops returning several tensors (a tuple or list).
 TORCH_MULTI = frozenset(
     "torch." + n
@@ -120,6 +137,12 @@ DTYPE_KEEPING = frozenset(
     "contiguous_ cummax cummin maximum minimum max min amax amin __getitem__".split()
 )
 # Tensor methods (and attributes) that return a Python value, not a tensor.
+# Methods of dicts, strings and lists that a Tensor lacks: a "tensor" receiving them was
+# mis-inferred (`sd = sd["model"]` of a `Dict[str, Tensor]`), so the result is unknown.
+NOT_TENSOR_METHODS = frozenset(
+    "items keys values get setdefault popitem update startswith endswith replace join format lower "
+    "upper strip lstrip rstrip encode decode append extend insert".split()
+)
 METHOD_NUMBER = frozenset(
     "item dim ndimension numel nelement element_size get_device data_ptr storage_offset "
     "is_contiguous is_floating_point is_complex is_nonzero equal allclose is_pinned is_shared "

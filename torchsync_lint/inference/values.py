@@ -22,6 +22,7 @@ MODULE = "module"  # an nn.Module instance: calling it gives a tensor
 SELF = "self"
 STREAM = "stream"  # a CUDA/accelerator stream (torch.cuda.Stream, current_stream())
 EVENT = "event"  # a CUDA/accelerator event (torch.cuda.Event, stream.record_event())
+GRAD_SCALER = "grad_scaler"  # torch.amp / torch.cuda.amp GradScaler (its step() checks for inf/NaN on the host)
 DICT = "dict"  # a dict (from annotations: ``dict[str, Tensor]``); ``item`` is the value of its values
 UNKNOWN = "unknown"
 
@@ -91,6 +92,8 @@ def join(a: Value, b: Value) -> Value:
             dtype=a.dtype if a.dtype == b.dtype else None,
             host_data=a.host_data and b.host_data,
         ).with_(assumed=a.assumed or b.assumed)
+    if a.elts and len(a.elts) == len(b.elts):  # (t, True) or (t2, False): member by member
+        return Value(a.kind, elts=tuple(join(x, y) for x, y in zip(a.elts, b.elts)))
     if a.item is not None and b.item is not None and not a.elts and not b.elts:
         item = join(a.item, b.item)
         return Value(a.kind, item=item if item.kind != UNKNOWN else None)

@@ -37,15 +37,22 @@ def method_name(call: cst.Call) -> Optional[str]:
     return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
 
 
-def holds_gpu_tensor(value: Value) -> bool:
-    """A tensor not known to be on the CPU, or a tuple/list/sequence that holds one."""
+def holds_gpu_tensor(value: Value, evidence: bool = False) -> bool:
+    """A tensor not known to be on the CPU, or a tuple/list/sequence that holds one. With
+    ``evidence``, not a tensor only by convention (an unannotated ``forward`` input, ``n // 2`` of
+    one): rules about Python-level uses (sizes, branches) ask for evidence."""
     if value.maybe_gpu:
-        return True
+        return not (evidence and value.assumed)
     if value.kind == TENSOR_SEQ:
         return value.device != CPU
     if value.kind in (LIST, TUPLE):
-        return any(holds_gpu_tensor(v) for v in value.elts)
+        return any(holds_gpu_tensor(v, evidence) for v in value.elts)
     return False
+
+
+def gpu_tensor_by_evidence(value: Value) -> bool:
+    """A tensor not known to be on the CPU, known as a tensor from more than a convention."""
+    return value.maybe_gpu and not value.assumed
 
 
 def may_be_on_gpu(value: Value) -> bool:
@@ -64,3 +71,19 @@ def number_literal(expr: Optional[cst.BaseExpression]) -> Optional[float]:
         value = float(expr.evaluated_value)
         return -value if negative else value
     return None
+
+
+def collect_ids(node: cst.CSTNode, into: set) -> None:
+    """Add ``id()`` of ``node`` and of every node below it (to skip a subtree in later visits)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        into.add(id(n))
+        stack.extend(n.children)
+
+
+def is_thunk(node: cst.Lambda) -> bool:
+    """``lambda: ...`` without parameters: deferred code, typically an error message built only
+    on failure (``torch._check(cond, lambda: f"...")``)."""
+    p = node.params
+    return not (p.params or p.posonly_params or p.kwonly_params or isinstance(p.star_arg, cst.Param) or p.star_kwarg)

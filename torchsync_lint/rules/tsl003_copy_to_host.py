@@ -13,8 +13,8 @@ class CopyToHost(Rule):
     """
     ## What it does
     Flags blocking copies of a GPU (or unknown-device) tensor to the host: `.cpu()`,
-    `.to("cpu")`, `.to(torch.device("cpu"))`, `.to(device="cpu")`, `.to(cpu_tensor)` without
-    `non_blocking=True`, and `.numpy(force=True)`.
+    `.to("cpu")`, `.to(torch.device("cpu"))`, `.to(device="cpu")`, `.to(cpu_tensor)` and
+    `cpu_buffer.copy_(t)` without `non_blocking=True`, and `.numpy(force=True)`.
 
     ## Why is this bad?
     A blocking device-to-host copy waits until every kernel queued before it has finished, then
@@ -92,6 +92,9 @@ class CopyToHost(Rule):
         if not isinstance(f, cst.Attribute) or self.ctx.qualname(f) is not None:
             return
         method = f.attr.value
+        if method == "copy_":
+            self._copy_into(node, f)
+            return
         if method not in ("cpu", "to", "numpy"):
             return
         if not self.ctx.maybe_gpu_tensor(f.value):
@@ -104,6 +107,15 @@ class CopyToHost(Rule):
             if force is not None and is_true(force.value):
                 self.report(f.attr)
         elif self.ctx.value(node).device == CPU and not _non_blocking(node):
+            self.report(f.attr)
+
+    def _copy_into(self, node: cst.Call, f: cst.Attribute) -> None:
+        """``host_buf.copy_(t)``: a CPU tensor filled from a GPU one (measured: syncs)."""
+        src = arg(node, 0, "src")
+        if src is None or self.ctx.value(f.value).device != CPU or not self.ctx.is_tensor(f.value):
+            return
+        blocking = arg(node, 1, "non_blocking")
+        if self.ctx.maybe_gpu_tensor(src.value) and not (blocking is not None and is_true(blocking.value)):
             self.report(f.attr)
 
 

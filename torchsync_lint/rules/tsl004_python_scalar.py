@@ -1,8 +1,11 @@
 """TSL004 python-scalar-conversion."""
 
+from typing import Set
+
 import libcst as cst
 
 from torchsync_lint.rule import Rule
+from torchsync_lint.rules._common import collect_ids, gpu_tensor_by_evidence, is_thunk
 
 # Builtins and functions that turn their argument into a Python number or bool.
 CONVERTERS = frozenset(
@@ -57,7 +60,9 @@ class PythonScalarConversion(Rule):
     ## Known problems
     Reported only when inference says the argument is a tensor; a tensor known to be made on the
     CPU is not reported. `int(t.item())` is one finding, TSL001. `math.prod` is not reported: it
-    multiplies tensors without converting them.
+    multiplies tensors without converting them. Unannotated `forward` inputs after the first are
+    tensors by convention only (ints and flags are passed too) and are not reported here; annotate
+    them (`mask: Tensor`) to have them checked.
 
     ## Verify
     `torchsync-lint --verify` times the statement after a queued `torch.cuda._sleep`: a sync waits
@@ -76,10 +81,20 @@ class PythonScalarConversion(Rule):
         "(`t.float()`, `t.long()`, torch ops instead of `math`) and read it outside the step"
     )
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._deferred: Set[int] = set()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        if is_thunk(node):  # `lambda: f"{int(n)} tokens"`: a message built only on failure
+            collect_ids(node.body, self._deferred)
+
     def visit_Call(self, node: cst.Call) -> None:
+        if id(node) in self._deferred:
+            return
         f = node.func
         if isinstance(f, cst.Attribute) and f.attr.value in DUNDERS and not node.args:
-            if self.ctx.qualname(f) is None and self.ctx.maybe_gpu_tensor(f.value):
+            if self.ctx.qualname(f) is None and self._tensor(f.value):
                 self.report(node)
             return
         q = self.ctx.qualname(f)
@@ -87,8 +102,12 @@ class PythonScalarConversion(Rule):
             return
         if q in CONVERTERS:
             positional = [a for a in node.args if a.keyword is None and not a.star]
-            if len(positional) == 1 and self.ctx.maybe_gpu_tensor(positional[0].value):
+            if len(positional) == 1 and self._tensor(positional[0].value):
                 self.report(node)
         elif q.startswith("math.") and q not in MATH_KEEPS_TENSORS:
-            if any(a.keyword is None and self.ctx.maybe_gpu_tensor(a.value) for a in node.args):
+            if any(a.keyword is None and self._tensor(a.value) for a in node.args):
                 self.report(node)
+
+    def _tensor(self, expr: cst.BaseExpression) -> bool:
+        # `int(n)` of an unannotated forward input `n` is rather evidence that `n` is an int
+        return gpu_tensor_by_evidence(self.ctx.value(expr))

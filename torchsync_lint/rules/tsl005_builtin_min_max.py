@@ -3,7 +3,7 @@
 import libcst as cst
 
 from torchsync_lint.rule import Rule
-from torchsync_lint.rules._common import has_kwarg, holds_gpu_tensor
+from torchsync_lint.rules._common import gpu_tensor_by_evidence, has_kwarg, holds_gpu_tensor
 
 # Builtins that compare their arguments (or the elements of one iterable) with `<` / `>` and
 # branch on the result.
@@ -54,8 +54,10 @@ class BuiltinMinMaxOnTensor(Rule):
     ## Known problems
     Builtin `sum()` is not reported: it adds the elements with `+` and never branches, so
     `sum(losses)` stays on the GPU (one kernel per element, but no sync). `max(xs, key=f)` is not
-    reported (the key decides what is compared). Reported only when inference says an argument
-    is a tensor (or a list of tensors) not known to be on the CPU.
+    reported (the key decides what is compared). Reported only when inference says an argument is a
+    tensor (or a list of tensors) not known to be on the CPU. Unannotated `forward` inputs after
+    the first are tensors by convention only (ints and flags are passed too) and are not reported
+    here; annotate them (`mask: Tensor`) to have them checked.
 
     ## Verify
     `torchsync-lint --verify` times the statement after a queued `torch.cuda._sleep`: a sync waits
@@ -82,8 +84,8 @@ class BuiltinMinMaxOnTensor(Rule):
             return
         values = [self.ctx.value(a.value) for a in positional]
         if len(values) == 1:
-            compared = holds_gpu_tensor(values[0])
-        else:
-            compared = any(v.maybe_gpu for v in values)
+            compared = holds_gpu_tensor(values[0], evidence=True)
+        else:  # `max(1, n)` of an unannotated forward input `n` rather says `n` is a number
+            compared = any(gpu_tensor_by_evidence(v) for v in values)
         if compared:
             self.report(node)

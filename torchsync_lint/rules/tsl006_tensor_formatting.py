@@ -4,12 +4,13 @@ from typing import Set
 
 import libcst as cst
 
-from torchsync_lint.rule import Rule
-from torchsync_lint.rules._common import holds_gpu_tensor
 from torchsync_lint.inference.values import STR
+from torchsync_lint.rule import Rule
+from torchsync_lint.rules._common import collect_ids, holds_gpu_tensor, is_thunk
 
 TO_TEXT = frozenset(("builtins.print", "builtins.str", "builtins.repr", "builtins.format", "builtins.ascii"))
-LOG_METHODS = frozenset(("debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"))
+# `debug` is left out: off by default, and measured: a disabled level never formats its arguments.
+LOG_METHODS = frozenset(("info", "warning", "warn", "error", "exception", "critical", "fatal", "log"))
 # Names that hold a `logging` logger by convention (Lightning's `self.log(...)` is not one of them:
 # it stores the tensor without formatting it).
 LOGGER_NAMES = frozenset(("logger", "log", "LOGGER", "LOG", "_logger", "_LOGGER", "_log", "_LOG"))
@@ -65,12 +66,16 @@ class TensorFormatting(Rule):
     reported.
 
     ## Known problems
-    `logging` formats its arguments only when the level is enabled: `logger.debug("%s", t)` syncs
-    only when DEBUG is on (an f-string argument is formatted and reported either way). Loggers are
-    recognised by `logging.getLogger(...)` and by the usual names (`logger`, `log`,
-    `self.logger`). f-strings in `raise` statements and `assert` messages run only on failure and
-    are not reported. Reported only when inference says the value is a tensor (or a list/tuple of
-    tensors) not known to be on the CPU; `print(t.item())` is one finding, TSL001.
+    `logging` formats its arguments only when the level is enabled (measured:
+    `logging.debug("%s", t)` does not sync with the default level). `debug` calls are not
+    reported; `info` and above are, as training scripts usually enable INFO (with INFO off,
+    `logger.info("%s", t)` is a false alarm). An f-string argument is formatted before the call
+    and is reported at any level. Loggers are recognised by `logging.getLogger(...)` and by the
+    usual names (`logger`, `log`, `self.logger`). f-strings in `raise` statements, `assert`
+    messages and parameterless lambdas (`torch._check(cond, lambda: f"...")`) run only on
+    failure and are not reported. Reported only when inference says the value is a tensor (or a
+    list/tuple of tensors) not known to be on the CPU, from more than the convention that
+    `forward` inputs are tensors; `print(t.item())` is one finding, TSL001.
 
     ## Verify
     `torchsync-lint --verify` times the statement after a queued `torch.cuda._sleep`: a sync waits
@@ -90,21 +95,26 @@ class TensorFormatting(Rule):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self._error_paths: Set[int] = set()  # nodes of raise statements and assert messages
+        self._error_paths: Set[int] = set()  # nodes of raise statements, assert messages, thunks
         self._logger_names = _module_logger_names(ctx)
 
     # -- code that runs only on failure --------------------------------------------------------
     def visit_Raise(self, node: cst.Raise) -> None:
         for part in (node.exc, node.cause):
             if part is not None:
-                _collect_ids(part, self._error_paths)
+                collect_ids(part, self._error_paths)
 
     def visit_Assert(self, node: cst.Assert) -> None:
         if node.msg is not None:
-            _collect_ids(node.msg, self._error_paths)
+            collect_ids(node.msg, self._error_paths)
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        if is_thunk(node):
+            collect_ids(node.body, self._error_paths)
 
     def _tensor(self, expr: cst.BaseExpression) -> bool:
-        return holds_gpu_tensor(self.ctx.value(expr))
+        # an unannotated forward input is no evidence: `f"{layer_type}_freq"` formats strings too
+        return holds_gpu_tensor(self.ctx.value(expr), evidence=True)
 
     # -- formatting sites ----------------------------------------------------------------------
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
@@ -140,6 +150,8 @@ class TensorFormatting(Rule):
         elif method in LOG_METHODS and self._is_logger(f.value, q):
             skip = 1 if method == "log" else 0
             positional = [a for a in args if a.keyword is None]
+            if method == "log" and positional and self.ctx.qualname(positional[0].value) == "logging.DEBUG":
+                return
             if any(self._tensor(a.value) for a in positional[skip:]):
                 self.report(node)
         elif method in PROGRESS_METHODS and q is None:
@@ -162,14 +174,6 @@ class TensorFormatting(Rule):
         if isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name):
             return receiver.value.value == "self" and receiver.attr.value in LOGGER_ATTRS
         return False
-
-
-def _collect_ids(node: cst.CSTNode, into: Set[int]) -> None:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        into.add(id(n))
-        stack.extend(n.children)
 
 
 def _module_logger_names(ctx) -> Set[str]:

@@ -4,9 +4,9 @@ from typing import Optional
 
 import libcst as cst
 
-from torchsync_lint.inference.values import CPU, NONE, TENSOR
+from torchsync_lint.inference.values import NONE
 from torchsync_lint.rule import Rule
-from torchsync_lint.rules._common import arg, may_be_on_gpu
+from torchsync_lint.rules._common import arg, gpu_tensor_by_evidence, may_be_on_gpu
 
 
 class RepeatInterleaveWithoutOutputSize(Rule):
@@ -27,9 +27,9 @@ class RepeatInterleaveWithoutOutputSize(Rule):
     import torch.nn as nn
 
 
-    class ExpandBoxes(nn.Module):
-        def forward(self, boxes, counts):
-            return boxes.repeat_interleave(counts, dim=0)
+    class LengthRegulator(nn.Module):
+        def forward(self, frames, durations: torch.Tensor):
+            return frames.repeat_interleave(durations, dim=0)
     ```
 
     ## Use instead
@@ -38,10 +38,10 @@ class RepeatInterleaveWithoutOutputSize(Rule):
     import torch.nn as nn
 
 
-    class ExpandBoxes(nn.Module):
-        def forward(self, boxes, counts, total: int):
-            # total = counts.sum(), known on the host already (from the data loader, say)
-            return boxes.repeat_interleave(counts, dim=0, output_size=total)
+    class LengthRegulator(nn.Module):
+        def forward(self, frames, durations: torch.Tensor, total: int):
+            # total = durations.sum(), computed by the data loader on the CPU
+            return frames.repeat_interleave(durations, dim=0, output_size=total)
     ```
 
     ## Fix safety
@@ -50,10 +50,12 @@ class RepeatInterleaveWithoutOutputSize(Rule):
     the CPU, or a fixed number of repeats per element).
 
     ## Known problems
-    In the two-argument forms `repeats` must be inferred to be a tensor: a variable inference
-    cannot type is taken for a Python integer (the common `k.repeat_interleave(n_rep, dim=1)` of
-    attention code) and not reported. The one-argument form only takes a tensor and is reported
-    unless that tensor is known to be on the CPU. `output_size=None` counts as absent.
+    In the two-argument forms `repeats` must be inferred to be a tensor from evidence (made by a
+    torch op, annotated `Tensor`, or used with tensor methods): a variable inference cannot type,
+    or an unannotated `forward` input, is taken for a Python integer (the common
+    `k.repeat_interleave(n_rep, dim=1)` of attention code) and not reported. The one-argument
+    form only takes a tensor and is reported unless that tensor is known to be on the CPU.
+    `output_size=None` counts as absent.
 
     ## Verify
     Measured on an H200 (torch 2.11): tensor `repeats` without `output_size` (method, function
@@ -91,8 +93,8 @@ class RepeatInterleaveWithoutOutputSize(Rule):
                 self.report(node)
 
     def _gpu_repeats(self, repeats: cst.BaseExpression, data: Optional[cst.BaseExpression]) -> bool:
-        v = self.ctx.value(repeats)
-        if v.kind != TENSOR or v.device == CPU:
+        # An int is the usual `repeats`: an unannotated forward input is no evidence of a tensor.
+        if not gpu_tensor_by_evidence(self.ctx.value(repeats)):
             return False
         return data is None or may_be_on_gpu(self.ctx.value(data))
 

@@ -16,22 +16,29 @@ CUDA_TYPED = frozenset(
     "CharTensor BoolTensor".split()
 )
 
+WHERE_MESSAGE = (
+    "`torch.where` copies this CPU tensor to the GPU every step and waits; pass a Python number "
+    "(`torch.where(c, x, 0.0)`) or a tensor made on the device once"
+)
+
 
 class HostTensorToDevice(Rule):
     """
     ## What it does
-    In hot code (a `forward`, a step hook, a training loop and what they call), flags a tensor
+    Outside set-up code (`__init__`, module level), flags a tensor
     built from host data and copied to the GPU: `torch.tensor(data, device=d)` /
     `torch.as_tensor(np_array, device="cuda")` with a device that is not the CPU,
-    `x.new_tensor(data)`, `torch.cuda.FloatTensor([...])`, and `.cuda()` / `.to(gpu_device)` of a
+    `x.new_tensor(data)`, `torch.cuda.FloatTensor([...])`, `.cuda()` / `.to(gpu_device)` of a
     tensor made on the CPU (`torch.Tensor([0.1] * 10).cuda()`, `torch.from_numpy(a).cuda()`,
-    `torch.ones(10).to(device)`).
+    `torch.ones(10).to(device)`), and a CPU tensor operand of `torch.where` next to GPU ones
+    (`torch.where(mask, x, torch.tensor(0.0))`).
 
     ## Why is this bad?
     A copy from pageable host memory to the GPU without `non_blocking=True` makes the CPU wait
     for every queued kernel before it returns: measured on an H200 for each form above, even
-    `torch.tensor(0.5, device=d)`. The data is the same every step, so the copy (and the wait)
-    is pure overhead: the tensor can be made once, or made directly on the device.
+    `torch.tensor(0.5, device=d)` and `torch.where` with a CPU 0-dim operand (which, unlike
+    `x * torch.tensor(2.0)`, is copied). The data is the same every step, so the copy (and the
+    wait) is pure overhead: the tensor can be made once, or made directly on the device.
 
     ## Example
     ```python
@@ -68,7 +75,10 @@ class HostTensorToDevice(Rule):
     come from pinned memory with `.to(device, non_blocking=True)`.
 
     ## Known problems
-    Only reported in hot code: a copy made once at set-up costs nothing per step. `.cuda()` of
+    Not reported in cold code (`__init__`, module level, set-up methods): a copy made once costs
+    nothing per step. Reported in code of unknown temperature too: on torchvision 0.26, hot-only
+    reporting missed 11 measured syncs in transforms and optical flow that this catches at no loss
+    of precision (bench/realcode_score.py). `.cuda()` of
     a value inference cannot place is not reported (it may already be on the GPU); a copy with
     `non_blocking=True` is not reported, although a *large pageable* tensor still blocks.
     `.to(device)` with a device inference cannot resolve is taken to mean the GPU.
@@ -89,7 +99,7 @@ class HostTensorToDevice(Rule):
         "a tensor built from host data is copied to the GPU every step, and the copy waits for the GPU; "
         "register it as a buffer in `__init__`, or create it on the device (`torch.full(..., device=)`)"
     )
-    hot_only = True
+    hot_only = False
 
     def visit_Call(self, node: cst.Call) -> None:
         q = self.ctx.qualname(node.func)
@@ -98,9 +108,13 @@ class HostTensorToDevice(Rule):
                 self.report(node)
             elif q in CUDA_TYPED and self._data_kind(node) in (LIST, TUPLE, NDARRAY):
                 self.report(node)
+            elif q == "torch.where" and len(node.args) == 3:
+                self._where_operands([a.value for a in node.args])
             return
         method = self.ctx.tensor_method(node)
-        if method == "new_tensor":
+        if method == "where" and len(node.args) == 2:
+            self._where_operands([node.func.value] + [a.value for a in node.args])
+        elif method == "new_tensor":
             if self.ctx.value(node.func.value).device != CPU and not self._data_on_device(node):
                 self.report(node)
         elif method in ("cuda", "to") and not self._non_blocking(node):
@@ -108,6 +122,14 @@ class HostTensorToDevice(Rule):
             after = self.ctx.value(node)
             if before.device == CPU and after.kind == TENSOR and after.device != CPU:
                 self.report(node)
+
+    def _where_operands(self, operands) -> None:
+        """`torch.where` copies a CPU tensor operand next to GPU ones (even a 0-dim one, measured)."""
+        values = [self.ctx.value(e) for e in operands]
+        if any(v.maybe_gpu for v in values):
+            for e, v in zip(operands, values):
+                if v.kind == TENSOR and v.device == CPU:
+                    self.report(e, WHERE_MESSAGE)
 
     def _host_data_on_device(self, call: cst.Call) -> bool:
         made = self.ctx.value(call)

@@ -5,6 +5,7 @@ from typing import Iterator
 import libcst as cst
 
 from torchsync_lint.rule import Rule
+from torchsync_lint.rules._common import arg
 
 
 class AssertOnTensor(Rule):
@@ -12,7 +13,8 @@ class AssertOnTensor(Rule):
     ## What it does
     Flags `assert <test>` where the test (or an operand of its `not` / `and` / `or`) is a tensor
     that may live on the GPU: `assert target.max() < 10`, `assert (x >= 0).all()`,
-    `assert torch.isfinite(loss)`, `assert not torch.isnan(x).any()`.
+    `assert torch.isfinite(loss)`, `assert not torch.isnan(x).any()`; also
+    `torch._assert(cond, msg)`, which does the same `bool()`.
 
     ## Why is this bad?
     `assert` calls `bool()` on its test. For a GPU tensor that copies the value to the host,
@@ -73,6 +75,13 @@ class AssertOnTensor(Rule):
     def visit_Assert(self, node: cst.Assert) -> None:
         if any(self.ctx.maybe_gpu_tensor(e) for e in _truth_operands(node.test)):
             self.report(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        # torch._assert(cond, msg): the traceable spelling of `assert`, with the same bool() (measured)
+        if self.ctx.qualname(node.func) == "torch._assert":
+            cond = arg(node, 0, "condition")
+            if cond is not None and any(self.ctx.maybe_gpu_tensor(e) for e in _truth_operands(cond.value)):
+                self.report(node)
 
 
 def _truth_operands(e: cst.BaseExpression) -> Iterator[cst.BaseExpression]:

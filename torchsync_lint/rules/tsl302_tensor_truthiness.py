@@ -4,8 +4,9 @@ from typing import Set
 
 import libcst as cst
 
+from torchsync_lint.inference.values import NUMBER, TENSOR
 from torchsync_lint.rule import Rule
-from torchsync_lint.rules._common import holds_gpu_tensor
+from torchsync_lint.rules._common import gpu_tensor_by_evidence, holds_gpu_tensor
 
 # Comparisons whose result is a Python bool whatever the operands (identity).
 IDENTITY = (cst.Is, cst.IsNot)
@@ -61,9 +62,11 @@ class TensorTruthiness(Rule):
     ## Known problems
     Reported only when inference says the tested value is a tensor not known to be on the CPU:
     `if x is None`, `if x.shape[0] > 0`, `if len(x)`, `if self.training` and tests on Python
-    numbers are not. An unannotated `forward` argument is taken for a tensor, so a flag passed to
-    `forward` (`forward(self, x, use_cache)`) is reported; annotate it (`use_cache: bool`).
-    `if x.item() > 0` is one finding, TSL001; `bool(t)` is TSL004.
+    numbers are not. Unannotated `forward` inputs after the first are tensors by convention only
+    (`forward(self, x, use_cache)`: flags are passed too), so `if use_cache:` is not reported;
+    annotate a tensor input (`mask: Tensor`) to have it checked. `isinstance` checks do not
+    narrow a value (`if not isinstance(t, Tensor): ...` still sees a tensor). `if x.item() > 0` is
+    one finding, TSL001; `bool(t)` is TSL004.
 
     ## Verify
     `torchsync-lint --verify` times the statement after a queued `torch.cuda._sleep`: a sync waits
@@ -106,6 +109,10 @@ class TensorTruthiness(Rule):
     def visit_CompIf(self, node: cst.CompIf) -> None:
         self._truth_tested(node.test)
 
+    def visit_MatchCase(self, node: cst.MatchCase) -> None:
+        if node.guard is not None:  # `case _ if t:`
+            self._truth_tested(node.guard)
+
     def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
         if isinstance(node.operator, cst.Not):
             self._truth_tested(node.expression)
@@ -121,11 +128,12 @@ class TensorTruthiness(Rule):
         for i, comp in enumerate(node.comparisons):
             op, right = comp.operator, comp.comparator
             if isinstance(op, MEMBERSHIP):
-                tested = self.ctx.maybe_gpu_tensor(right)  # Tensor.__contains__ calls .item()
+                # Tensor.__contains__ calls .item(); it only takes a tensor or a number
+                tested = self._tensor(right) and self.ctx.value(left).kind in (TENSOR, NUMBER)
             else:
                 chained = i < len(node.comparisons) - 1  # `a < t < b` is `(a < t) and (t < b)`
                 tested = chained and not isinstance(op, IDENTITY) and (
-                    self.ctx.maybe_gpu_tensor(left) or self.ctx.maybe_gpu_tensor(right)
+                    self._tensor(left) or self._tensor(right)
                 )
             if tested:
                 self.report(node)
@@ -140,9 +148,9 @@ class TensorTruthiness(Rule):
             return
         it = node.args[0].value
         if isinstance(it, COMPREHENSIONS):
-            tested = self.ctx.maybe_gpu_tensor(it.elt)
+            tested = self._tensor(it.elt)
         else:
-            tested = holds_gpu_tensor(self.ctx.value(it))
+            tested = holds_gpu_tensor(self.ctx.value(it), evidence=True)
         if tested:
             self.report(node)
 
@@ -154,5 +162,9 @@ class TensorTruthiness(Rule):
             self._truth_tested(expr.right)
         elif isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
             return  # visit_UnaryOperation reports the operand
-        elif self.ctx.maybe_gpu_tensor(expr):
+        elif self._tensor(expr):
             self.report(expr)
+
+    def _tensor(self, expr: cst.BaseExpression) -> bool:
+        # `if flag:` on an unannotated forward input is no evidence of a tensor: flags come in too
+        return gpu_tensor_by_evidence(self.ctx.value(expr))

@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchsync_lint.inference.values import LIST, MODULE, RANGE, SIZE, STR, TENSOR_SEQ, TUPLE
 from torchsync_lint.rule import Rule
+from torchsync_lint.rules._common import gpu_tensor_by_evidence
 
 ALL = None  # every positional argument
 # (positional indexes or ALL, keywords) of the arguments that must be Python ints.
@@ -19,7 +20,8 @@ def _spec(positions: Optional[str], keywords: str = "") -> Spec:
 
 SIZED_FUNCTIONS: Dict[str, Spec] = {
     **{f"torch.{n}": _spec(None, "size") for n in "zeros ones empty rand randn".split()},
-    "torch.full": _spec("0", "size"),
+    "torch.full": _spec("0 1", "size fill_value"),  # a tensor fill value is read on the host too
+    "torch.full_like": _spec("1", "fill_value"),
     "torch.empty_strided": _spec("0 1", "size stride"),
     "torch.arange": _spec(None, "start end step"),
     "torch.range": _spec(None, "start end step"),
@@ -43,9 +45,10 @@ SIZED_FUNCTIONS: Dict[str, Spec] = {
     "torch.nn.functional.one_hot": _spec("1", "num_classes"),
 }
 SIZED_METHODS: Dict[str, Spec] = {
-    **{n: _spec(None, "size shape sizes") for n in "view reshape expand repeat tile new_zeros new_ones new_empty".split()},
+    **{n: _spec(None, "size shape sizes")
+       for n in "view reshape expand repeat tile new_zeros new_ones new_empty".split()},
     **{n: _spec(None, "dim start length index size step") for n in "narrow select unfold resize_".split()},
-    "new_full": _spec("0", "size"),
+    "new_full": _spec("0 1", "size fill_value"),
     "split": _spec("0", "split_size"),
     "chunk": _spec("0", "chunks"),
     "topk": _spec("0", "k"),
@@ -64,7 +67,9 @@ class TensorAsPythonInt(Rule):
     list, tuple or `nn.ModuleList` with a tensor (`lst[t]`), slice bounds (`x[:t]`,
     `x[t[0]:]`), and sizes or counts of torch calls: `torch.zeros(t.max())`,
     `torch.arange(0, t.max())`, `x.new_zeros(t)`, `x.view(t, -1)`, `reshape`, `expand`, `repeat`,
-    `x.narrow(0, t[0], 4)`, `torch.split(x, t)`, `topk(t)`, `one_hot(y, num_classes=t)`.
+    `x.narrow(0, t[0], 4)`, `torch.split(x, t)`, `topk(t)`, `one_hot(y, num_classes=t)`, and
+    the fill value of `torch.full((n,), t)` / `x.new_full(size, t)`, which is read as a Python
+    number (`x.fill_(t)` takes a 0-dim tensor on the device and is not reported).
 
     ## Why is this bad?
     Python converts the tensor with `__index__`, which reads its value on the host: the host
@@ -104,10 +109,12 @@ class TensorAsPythonInt(Rule):
 
     ## Known problems
     Reported only when inference says the value is a tensor not known to be on the CPU, and for
-    methods only when the receiver is a tensor. `range(t.item())` and `torch.zeros(int(n))` are
-    one finding each (TSL001, TSL004); `torch.split(x, t.tolist())` is TSL002. Indexing a tensor
-    with a tensor (`x[t]`) is a gather, not a sync, and is not reported. Indexing a `dict` with a
-    tensor hashes it by identity and is not reported.
+    methods only when the receiver is a tensor. `range(t.item())` and `torch.zeros(int(n))` are one
+    finding each (TSL001, TSL004); `torch.split(x, t.tolist())` is TSL002. Indexing a tensor with a
+    tensor (`x[t]`) is a gather, not a sync, and is not reported. Indexing a `dict` with a tensor
+    hashes it by identity and is not reported. Unannotated `forward` inputs after the first are
+    tensors by convention only (ints and flags are passed too) and are not reported here; annotate
+    them (`mask: Tensor`) to have them checked.
 
     ## Verify
     `torchsync-lint --verify` times the statement after a queued `torch.cuda._sleep`: a sync waits
@@ -122,8 +129,8 @@ class TensorAsPythonInt(Rule):
     code = "TSL303"
     name = "tensor-as-python-int"
     message = (
-        "a tensor used as a Python int (size, range, slice, list index) waits for the GPU; take sizes "
-        "from `.shape`, keep shapes static, or index with tensors"
+        "a tensor used as a Python int (size, range, slice, list index, fill value) waits for the GPU; "
+        "take sizes from `.shape`, keep shapes static, index with tensors, or `x.fill_(t)` for values"
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -173,5 +180,6 @@ class TensorAsPythonInt(Rule):
             self._check_int(expr)
 
     def _check_int(self, expr: cst.BaseExpression) -> None:
-        if self.ctx.maybe_gpu_tensor(expr):
+        # an unannotated forward input used as a size is rather evidence that it is an int
+        if gpu_tensor_by_evidence(self.ctx.value(expr)):
             self.report(expr)

@@ -7,13 +7,19 @@ from torchsync_lint.rules._common import arg, may_be_on_gpu
 
 NAMES = ("equal", "allclose", "is_nonzero")
 FUNCTIONS = frozenset(p + n for p in ("torch.", "torch.Tensor.") for n in NAMES)
+ASSERTIONS = frozenset(("torch.testing.assert_close", "torch.testing.assert_allclose"))
+ASSERT_MESSAGE = (
+    "`torch.testing.assert_close` reads the comparison on the host, so it waits for the GPU; check on the "
+    "device with `torch._assert_async(torch.isclose(a, b).all())`"
+)
 
 
 class TensorEqualityCheck(Rule):
     """
     ## What it does
-    Flags `torch.equal(a, b)`, `torch.allclose(a, b)`, `torch.is_nonzero(t)` and the method forms
-    `a.equal(b)`, `a.allclose(b)`, `t.is_nonzero()` on tensors that may be on the GPU.
+    Flags `torch.equal(a, b)`, `torch.allclose(a, b)`, `torch.is_nonzero(t)`, the method forms
+    `a.equal(b)`, `a.allclose(b)`, `t.is_nonzero()`, and `torch.testing.assert_close(a, b)`, on
+    tensors that may be on the GPU.
 
     ## Why is this bad?
     They return a Python `bool`: PyTorch compares on the device and copies the answer to the
@@ -53,12 +59,14 @@ class TensorEqualityCheck(Rule):
 
     ## Known problems
     The function forms are not reported when every argument is known to be on the CPU; the
-    method forms need a receiver inference knows to be a tensor. `torch.testing.assert_close`
-    syncs too but is a test helper and is not reported.
+    method forms need a receiver inference knows to be a tensor. `torch.testing.assert_close` in
+    a test is reported too (tests run in code of unknown temperature): it does sync, but a test
+    rarely cares; select the rule off for test files with `per-file-ignores`.
 
     ## Verify
     Measured on an H200 (torch 2.11): `torch.equal`, `torch.allclose`, `x.equal(y)`,
-    `x.allclose(y)` and `x.sum().is_nonzero()` take the whole queued `torch.cuda._sleep`;
+    `x.allclose(y)`, `x.sum().is_nonzero()` and `torch.testing.assert_close(x, y)` take the whole
+    queued `torch.cuda._sleep`;
     `torch.isclose(x, y).all()` and `torch._assert_async(...)` return in well under a millisecond.
     `set_sync_debug_mode("warn")` reports the copy of the answer.
 
@@ -78,8 +86,13 @@ class TensorEqualityCheck(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         q = self.ctx.qualname(node.func)
         if q in FUNCTIONS:
-            operands = [arg(node, 0, "input"), arg(node, 1, "other")]
-            if any(a is not None and may_be_on_gpu(self.ctx.value(a.value)) for a in operands):
+            if self._gpu_operands(arg(node, 0, "input"), arg(node, 1, "other")):
                 self.report(node)
+        elif q in ASSERTIONS:
+            if self._gpu_operands(arg(node, 0, "actual"), arg(node, 1, "expected")):
+                self.report(node, ASSERT_MESSAGE)
         elif q is None and self.ctx.tensor_method(node) in NAMES and self.ctx.maybe_gpu_tensor(node.func.value):
             self.report(node)
+
+    def _gpu_operands(self, *operands) -> bool:
+        return any(a is not None and may_be_on_gpu(self.ctx.value(a.value)) for a in operands)

@@ -16,7 +16,16 @@ CHECKED = {
 }
 METHODS = {"inverse": "torch.linalg.inv_ex", "cholesky": "torch.linalg.cholesky_ex"}
 # `_ex` forms that sync again when asked to raise.
-EX_FORMS = frozenset(("torch.linalg.inv_ex", "torch.linalg.cholesky_ex", "torch.linalg.solve_ex", "torch.linalg.lu_factor_ex"))
+EX_FORMS = frozenset("torch.linalg." + n for n in ("inv_ex", "cholesky_ex", "solve_ex", "lu_factor_ex"))
+# Functions that wait for the GPU (convergence checks, host-side solvers) with no sync-free form.
+NO_EX = frozenset(
+    "torch.linalg." + n
+    for n in (
+        "eigh eigvalsh svd svdvals eig eigvals lstsq pinv matrix_rank cond matrix_exp tensorinv "
+        "tensorsolve ldl_factor ldl_factor_ex"
+    ).split()
+) | frozenset(("torch.svd", "torch.pinverse", "torch.matrix_exp"))
+NO_EX_METHODS = frozenset(("svd", "pinverse", "matrix_exp"))
 CHECK_ERRORS_MESSAGE = "`check_errors=True` reads `info` on the host (a sync); drop it and check `info` on the device"
 
 
@@ -25,13 +34,18 @@ class LinalgWithoutEx(Rule):
     ## What it does
     Flags `torch.linalg.inv`, `torch.inverse` / `A.inverse()`, `torch.linalg.cholesky`,
     `torch.cholesky` / `A.cholesky()`, `torch.linalg.solve` and `torch.linalg.lu_factor` on
-    tensors that may be on the GPU, and their `_ex` forms called with `check_errors=True`.
+    tensors that may be on the GPU, and their `_ex` forms called with `check_errors=True`. Also
+    flags the decompositions that wait for the GPU and have no `_ex` form (`linalg.eigh`,
+    `eigvalsh`, `svd`, `svdvals`, `eig`, `eigvals`, `lstsq`, `pinv`, `matrix_rank`, `cond`,
+    `matrix_exp`, `tensorinv`, `tensorsolve`, `ldl_factor` and `ldl_factor_ex`; `torch.svd`,
+    `torch.pinverse`, `torch.matrix_exp` and their method forms), with a message of their own.
 
     ## Why is this bad?
     These functions raise an error for a singular or non-positive-definite input. The solver
     reports that in an `info` tensor on the device, so PyTorch copies `info` to the host to decide
     whether to raise: the CPU waits for every queued kernel, on every call. The `_ex` forms return
-    `info` instead of checking it and do not wait.
+    `info` instead of checking it and do not wait. Eigen- and singular-value solvers check
+    convergence the same way (or run partly on the host), and have no such form.
 
     ## Example
     ```python
@@ -64,19 +78,22 @@ class LinalgWithoutEx(Rule):
     lower factor by default, like `linalg.cholesky_ex`.
 
     ## Known problems
-    Decompositions without an `_ex` form sync too and are not reported here: `linalg.eigh`,
-    `eigvalsh`, `svd`, `svdvals`, `eig`, `lstsq`, `pinv`, `matrix_rank`, `cond`, `matrix_exp`,
-    `tensorinv`, `tensorsolve`, `matrix_power` with a negative exponent; `linalg.ldl_factor`
-    syncs even in its `_ex` form. `linalg.lu`, `det`, `slogdet`, `qr`, `solve_triangular`,
-    `cholesky_solve`, `cholesky_inverse` and `lu_solve` do not sync. An untyped first argument is
-    reported (these functions only take tensors); the method forms need a receiver inference
-    knows to be a tensor.
+    The decompositions without an `_ex` form have no drop-in fix: the finding says where a wait
+    happens so it can be moved out of the step. `linalg.matrix_power` with a negative exponent
+    (an inverse) is not reported. `linalg.lu`, `det`, `slogdet`, `qr`, `solve_triangular`,
+    `cholesky_solve`, `cholesky_inverse` and `lu_solve` do not sync and are never reported. An
+    untyped first argument is reported (these functions only take tensors); the method forms
+    need a receiver inference knows to be a tensor.
 
     ## Verify
     Measured on an H200 (torch 2.11): `linalg.inv`, `torch.inverse`, `A.inverse()`,
     `linalg.cholesky`, `torch.cholesky`, `linalg.solve`, `linalg.lu_factor` and
     `inv_ex(check_errors=True)` take the whole queued `torch.cuda._sleep`; `inv_ex`,
-    `cholesky_ex`, `solve_ex` and `lu_factor_ex` return in well under a millisecond.
+    `cholesky_ex`, `solve_ex` and `lu_factor_ex` return in well under a millisecond. `eigh`,
+    `eigvalsh`, `svd`, `svdvals`, `eig`, `lstsq`, `pinv`, `matrix_rank`, `cond`, `matrix_exp`,
+    `tensorinv`, `tensorsolve`, `ldl_factor` and `ldl_factor_ex` wait too; `lu`, `det`,
+    `slogdet`, `qr`, `solve_triangular`, `cholesky_solve`, `cholesky_inverse`, `lu_solve` and the
+    deprecated `torch.lu` do not.
     `set_sync_debug_mode("warn")` reports the copy of `info`.
 
     ## References
@@ -88,8 +105,8 @@ class LinalgWithoutEx(Rule):
     code = "TSL405"
     name = "linalg-without-ex"
     message = (
-        "this linalg function checks `info` for errors on the host, so it waits for the GPU; use its `_ex` "
-        "form (`torch.linalg.inv_ex`, `cholesky_ex`, `solve_ex`, `lu_factor_ex`) and check `info` on the device"
+        "this linalg function checks for errors on the host, so it waits for the GPU; use its `_ex` form "
+        "(`torch.linalg.inv_ex`, `cholesky_ex`, `solve_ex`, `lu_factor_ex`) and check `info` on the device"
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -101,13 +118,30 @@ class LinalgWithoutEx(Rule):
         elif q in EX_FORMS:
             flag = arg(node, None, "check_errors")
             first = arg(node, 0, "A")
-            if flag is not None and is_true(flag.value) and (first is None or may_be_on_gpu(self.ctx.value(first.value))):
+            on_gpu = first is None or may_be_on_gpu(self.ctx.value(first.value))
+            if flag is not None and is_true(flag.value) and on_gpu:
                 self.report(node, CHECK_ERRORS_MESSAGE)
+        elif q in NO_EX:
+            first = arg(node, 0, "A") or arg(node, 0, "input")
+            if first is not None and may_be_on_gpu(self.ctx.value(first.value)):
+                self.report(node, _no_ex_message(q))
         elif q is None:
             method = self.ctx.tensor_method(node)
             if method in METHODS and self.ctx.maybe_gpu_tensor(node.func.value):
                 self.report(node, _message(f"Tensor.{method}", METHODS[method]))
+            elif method in NO_EX_METHODS and self.ctx.maybe_gpu_tensor(node.func.value):
+                self.report(node, _no_ex_message(f"Tensor.{method}"))
 
 
 def _message(function: str, alternative: str) -> str:
-    return f"`{function}` checks `info` for errors on the host, so it waits for the GPU; use `{alternative}` and check `info` on the device"
+    return (
+        f"`{function}` checks `info` for errors on the host, so it waits for the GPU; "
+        f"use `{alternative}` and check `info` on the device"
+    )
+
+
+def _no_ex_message(function: str) -> str:
+    return (
+        f"`{function}` waits for the GPU (a convergence check or a host-side step) and has no sync-free form; "
+        "compute it outside the step, every N steps, or on fewer matrices"
+    )

@@ -34,8 +34,13 @@ def cli_verify(args, config, result, note: Callable[[str], None]) -> Optional[in
         note(f"verify: ran on {report.device} (torch {report.torch})")
     if report.unlocated:
         note(f"verify: {report.unlocated} sync(s) had no frame in user code (inside torch or the harness)")
-    for ref, ms in report.entry_call_ms.items():
-        note(f"verify: entry {ref}: {ms:.3f} ms per call")
+    for ref, seen in report.entry_syncs.items():
+        ms = f", {seen['call_ms']:.3f} ms per call" if seen.get("call_ms") is not None else ""
+        raised = f"; the call raised {seen['error']}" if seen.get("error") else ""
+        note(f"verify: entry {ref}: {seen['on_findings']} sync(s) per call on findings, {seen['unflagged']} on "
+             f"unflagged lines, {seen['no_user_frame']} with no user frame{ms}{raised}")
+    if report.entry_failures:
+        return EXIT_UNAVAILABLE if len(report.entry_failures) == len(opts.entries) and not result.findings else None
     return None
 
 

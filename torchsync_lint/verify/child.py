@@ -165,7 +165,7 @@ class Child:
                 fn, args, kwargs = unpack_entry(entry())
                 return lambda: fn(*args, **kwargs)
             try:
-                result = harness.predict(torch, self.roots, make_call)
+                result = harness.predict(torch, self.roots, make_call, gpu="cpu")
             except Exception as exc:
                 result = {"failure": "entry failed: " + harness._error_text(exc)}
         else:
@@ -177,8 +177,8 @@ class Child:
                                harness._error_text(exc))
                 return
             reps = int(self.settings.get("reps", 3))
-            result = harness.measure(torch, self.roots, lambda: fn(*args, **kwargs), traced, self.clock,
-                                     reps=reps, warmup=2)
+            result = harness.measure(torch, self.roots, lambda: None, lambda _: fn(*args, **kwargs), traced,
+                                     self.clock, reps=reps, warmup=2)
             result["call_ms"] = self._call_ms(lambda: fn(*args, **kwargs))
         result["seconds"] = round(time.monotonic() - t0, 3)
         self.chan.send("result", id=task["id"], **result)

@@ -31,6 +31,13 @@ NO_REWRITE = {
 Rewrite = Callable[[cst.CSTNode, Optional[cst.CSTNode]], Union[cst.CSTNode, str]]
 
 
+def _arg(a: cst.Arg) -> str:
+    prefix = "*" * len(a.star) if a.star else ""
+    if a.keyword is not None:
+        prefix = a.keyword.value + "="
+    return prefix + _code(a.value)
+
+
 def _expr(text: str) -> cst.BaseExpression:
     return cst.parse_expression(text)
 
@@ -148,7 +155,7 @@ def fix_host_index(stmt, node):
         return "only a range() index has a statement-local rewrite (build lists as device tensors once)"
     base = _code(sub.value)
     rng = _find(sub, _func_call({"range"}))
-    args = ", ".join(_code(a.value) for a in rng.args)
+    args = ", ".join(_arg(a) for a in rng.args)
     return _replace(stmt, rng, _expr(f"torch.arange({args}, device=({base}).device)"))
 
 
@@ -178,7 +185,7 @@ def fix_equality(stmt, node):
         return "no equal/allclose/is_nonzero call found"
     f = call.func
     name = f.attr.value if isinstance(f, cst.Attribute) else f.value
-    args = [_code(a) for a in call.args]
+    args = [_arg(a) for a in call.args]
     is_method = isinstance(f, cst.Attribute) and not (isinstance(f.value, cst.Name) and f.value.value in ("torch",))
     if is_method:
         args = [_code(f.value)] + args
@@ -212,7 +219,7 @@ def fix_linalg(stmt, node):
     f = call.func
     name = f.attr.value if isinstance(f, cst.Attribute) else f.value
     ex, field_ = LINALG[name]
-    args = ", ".join(_code(a) for a in call.args)
+    args = ", ".join(_arg(a) for a in call.args)
     return _replace(stmt, call, _expr(f"torch.linalg.{ex}({args}).{field_}"))
 
 

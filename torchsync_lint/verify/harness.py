@@ -230,17 +230,34 @@ def measure(torch, roots, prepare: Callable[[], Any], run: Callable[[Any], Any],
     return out
 
 
-def predict(torch, roots, make_call: Callable[[], Callable[[], Any]]) -> Dict[str, Any]:
-    """Run under FakeTensorMode with the meta device as the GPU; record what would sync."""
+def predict(torch, roots, make_call: Callable[[], Callable[[], Any]], gpu: str = "meta") -> Dict[str, Any]:
+    """Run under FakeTensorMode with the meta device as the GPU; record what would sync.
+
+    Whole entry points (models built with ``.to("cuda")``) run with the CPU standing in for the
+    GPU instead: fake parameters cannot move devices, and data-dependent ops raise the same.
+    """
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     log = oracles.EventLog()
     out: Dict[str, Any] = {"error": None}
     fake = FakeTensorMode(allow_non_fake_inputs=True)
-    with fake, oracles.make_device_redirect(torch):
+    if gpu == "cpu":  # fake parameters cannot be swapped by Module.to: keep modules where they are
+        Module = torch.nn.Module
+        real_to, real_cuda = Module.to, Module.cuda
+
+        def to(self, *args, **kwargs):
+            dev = [a for a in args if isinstance(a, (str, torch.device))] + [kwargs.get("device")]
+            if any(d is not None and str(d).startswith("cuda") for d in dev) and not any(
+                    isinstance(a, torch.dtype) for a in list(args) + [kwargs.get("dtype")]):
+                return self
+            return real_to(self, *args, **kwargs)
+
+        Module.to = to
+        Module.cuda = lambda self, *a, **k: self
+    with fake, oracles.make_device_redirect(torch, gpu=gpu):
         call = make_call()
         try:
-            with oracles.make_recorder(torch, roots, log):
+            with oracles.make_recorder(torch, roots, log, gpu=gpu):
                 call()
         except Exception as exc:
             name = type(exc).__name__

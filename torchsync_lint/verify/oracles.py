@@ -275,6 +275,10 @@ def _activate_gpu_trace(torch) -> bool:
 def _func_name(func) -> str:
     name = getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or str(func)
     mod = getattr(func, "__module__", None) or ""
+    if name.startswith("_VariableFunctionsClass."):
+        return "torch." + name.split(".", 1)[1]
+    if "<locals>" in name:  # torch.unique and friends are wrapped by boolean_dispatch
+        return mod + "." + getattr(func, "__name__", name) if mod else name
     if name.startswith("_TensorBase.") or name.startswith("TensorBase."):
         name = "Tensor." + name.split(".", 1)[1]
     if mod in ("torch", "torch._C._VariableFunctions") and not name.startswith("Tensor."):
@@ -504,8 +508,9 @@ def make_recorder(torch, roots: Roots, log: EventLog, gpu: str = "meta"):
                 if any(t.device.type == gpu for t in flat):
                     # the indexing code builds tensors from host lists/ranges straight on the device: on
                     # a GPU that is a host-to-device copy (and a CPU operand of more than 0-dim is one too)
-                    host = [t for t in flat if not isinstance(t, FakeTensor) and t.device.type == gpu] + \
-                           [t for t in flat if t.device.type == "cpu" and t.dim() > 0]
+                    host = [t for t in flat if not isinstance(t, FakeTensor) and t.device.type == gpu]
+                    if gpu != "cpu":
+                        host += [t for t in flat if t.device.type == "cpu" and t.dim() > 0]
                     if host:
                         why = "host data copied to the device"
             if why:

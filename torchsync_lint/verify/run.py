@@ -41,6 +41,8 @@ class VerifyReport:
     torch: Optional[str] = None
     unlocated: int = 0
     entry_call_ms: Dict[str, float] = field(default_factory=dict)
+    entry_syncs: Dict[str, dict] = field(default_factory=dict)  # per entry: syncs seen in one call
+    entry_failures: Dict[str, str] = field(default_factory=dict)
 
 
 def _settings(opts: VerifyOptions) -> dict:
@@ -163,7 +165,9 @@ class Verifier:
         if r.get("failure"):
             ev.failure = r["failure"]
             return ev
-        spans = {key: ex.span}
+        # the other findings on the same statement take the syncs their own columns point at
+        spans = {k: e.span for k, e in self.extracted.items()
+                 if k == key or (e.span.path == ex.span.path and e.span.stmt_line == ex.span.stmt_line)}
         roots = _roots(self.hello)
         att = attribute(_library_filter(r.get("events")), spans, self.linted, roots)
         ev.events = att.by_finding.get(key, [])
@@ -229,6 +233,8 @@ class Verifier:
         out: Dict[int, Evidence] = {}
         spans = self.spans()
         if r.get("failure"):
+            self.note(f"verify: entry {ref} failed: {r['failure']}")
+            self.report.entry_failures[ref] = r["failure"]
             for key in spans:
                 out[key] = Evidence(mode=mode, label=f"entry {ref}", failure=f"entry {ref}: {r['failure']}")
             return out, [], r
@@ -265,6 +271,11 @@ class Verifier:
         self.report.unlocated += len(att.unlocated)
         if r.get("call_ms") is not None:
             self.report.entry_call_ms[ref] = r["call_ms"]
+        on_findings = sum(e.count for evs in att.by_finding.values() for e in evs)
+        on_unflagged = sum(e.count for evs in att.unflagged.values() for e in evs)
+        self.report.entry_syncs[ref] = {"on_findings": on_findings, "unflagged": on_unflagged,
+                                        "no_user_frame": sum(e.count for e in att.unlocated),
+                                        "call_ms": r.get("call_ms"), "error": r.get("error")}
         return out, extra, r
 
     # -- all --------------------------------------------------------------------------------

@@ -1,0 +1,153 @@
+"""The verifier end to end on the CPU: child process, isolation, no-GPU exit, predict mode.
+
+Needs torch (the CPU wheel is enough); skipped without it. Each test starts verifier children,
+so the sources group several findings per file.
+"""
+
+import json
+import os
+import textwrap
+
+import pytest
+
+from torchsync_lint import cli
+
+torch = pytest.importorskip("torch")
+
+SOURCE = textwrap.dedent("""\
+    import os
+    import pathlib
+    import time
+
+    import torch
+    from torch import nn
+
+    pathlib.Path(os.environ["TSL_TEST_MARKER"]).write_text("imported")
+
+
+    def slow(x):
+        time.sleep(60)
+        return x
+
+
+    def broken(x):
+        return x / 0.0 if x is None else 1 / 0
+
+
+    class Loss(nn.Module):
+        def forward(self, x, target):
+            hangs = slow(x).sum().item()
+            raises = broken(x).sum().item()
+            labels = x[range(x.shape[0]), target]
+            kept = torch.nonzero(x > 0)
+            crashes = os._exit(7) or x.sum().item()
+            last = torch.unique(target)
+            return hangs + raises
+""")
+LINES = {"hangs": 22, "raises": 23, "labels": 24, "kept": 25, "crashes": 26, "last": 27}
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "lossmod.py").write_text(SOURCE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TSL_TEST_MARKER", str(tmp_path / "marker"))
+    return tmp_path
+
+
+def run(capsys, *argv):
+    code = cli.main(["--isolated", *argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_plain_lint_never_imports_the_module(project, capsys):
+    code, out, err = run(capsys, "lossmod.py")
+    assert code == 1 and "TSL001" in out
+    assert not (project / "marker").exists()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message for machines without CUDA")
+def test_no_gpu_is_a_clear_error_with_exit_2(project, capsys):
+    code, out, err = run(capsys, "--verify", "lossmod.py")
+    assert code == 2
+    assert "needs a CUDA device" in err and "--verify=predict" in err
+    assert out == ""
+
+
+def test_predict_mode_isolates_hangs_crashes_and_errors(project, capsys):
+    code, out, err = run(capsys, "--verify=predict", "--verify-timeout", "6", "--format", "json", "lossmod.py")
+    assert (project / "marker").read_text() == "imported"  # --verify imports the module
+    findings = json.loads(out)
+    by_line = {}
+    for f in findings:
+        by_line.setdefault(f["line"], f["verify"])
+    assert by_line[LINES["hangs"]]["status"] == "inconclusive"
+    assert "timed out after 6 s" in by_line[LINES["hangs"]]["reason"]
+    assert by_line[LINES["raises"]]["status"] == "inconclusive"
+    assert "ZeroDivisionError" in by_line[LINES["raises"]]["reason"]
+    assert by_line[LINES["crashes"]]["status"] == "inconclusive"
+    assert "exit code 7" in by_line[LINES["crashes"]]["reason"]
+    # the findings after a hang and a crash still ran, in a fresh child
+    for name in ("labels", "kept", "last"):
+        rec = by_line[LINES[name]]
+        assert rec["status"] == "predicted", (name, rec)
+        assert rec["oracles"] == ["fake-tensor"] and rec["syncs"] >= 1
+    assert code == 1
+
+
+def test_predict_mode_text_summary_and_sarif(project, capsys):
+    (project / "lossmod.py").write_text(textwrap.dedent("""\
+        import torch
+        from torch import nn
+
+
+        class Loss(nn.Module):
+            def forward(self, x):
+                kept = torch.nonzero(x > 0)
+                return kept
+    """))
+    code, out, err = run(capsys, "--verify=predict", "lossmod.py")
+    assert "[predicted, 1 sync(s), by fake-tensor" in out
+    assert out.rstrip().splitlines()[-1].startswith("verify: 1 finding(s): 1 predicted, 0 confirmed")
+    code, out, err = run(capsys, "--verify=predict", "--format", "sarif", "lossmod.py")
+    result = json.loads(out)["runs"][0]["results"][0]
+    assert result["properties"]["verify"]["status"] == "predicted"
+
+
+def test_snippet_harness_keeps_file_positions_and_finds_inputs():
+    from torchsync_lint.verify import harness
+
+    specs = {"pred": {"kind": "tensor"}, "target": {"kind": "tensor", "roles": ["index"]}}
+    snip = harness.Snippet("nll = -pred[range(target.shape[0]), target]", 14, 4, False, "/proj/loss.py", specs, None)
+    assert snip.params == ["pred", "target"]
+    plan, guessed, errors, tried = harness.search_plan(torch, snip, None, {}, False)
+    assert plan is not None and tried <= 4, errors
+    bound, _ = snip.bindings(torch, plan, "cpu", None, {})
+    out = snip.call(bound)
+    assert out["nll"].shape == (plan.base[0],)
+    # an error inside the statement points at the file's own line and columns
+    bad = harness.Snippet("y = x.item()", 30, 8, False, "/proj/loss.py", {"x": {"kind": "tensor"}}, None)
+    try:
+        bad.call({"x": torch.ones(3)})
+    except RuntimeError as exc:
+        tb = exc.__traceback__
+        while tb.tb_next is not None and tb.tb_frame.f_code.co_filename != "/proj/loss.py":
+            tb = tb.tb_next
+        assert tb.tb_frame.f_code.co_filename == "/proj/loss.py" and tb.tb_lineno == 30
+    else:
+        raise AssertionError("a 3-element .item() must raise")
+
+
+def test_line_timer_attributes_host_time_to_lines(tmp_path):
+    from torchsync_lint.verify import oracles
+
+    path = tmp_path / "timed.py"
+    path.write_text("import time\n\n\ndef f():\n    a = 1\n    time.sleep(0.05)\n    return a\n")
+    ns = {}
+    exec(compile(path.read_text(), str(path), "exec"), ns)
+    timer = oracles.LineTimer({os.path.realpath(str(path))}, oracles.Roots(torch), None)
+    timer.run(ns["f"])
+    durations = {line: sum(v) for (p, line), v in timer.durations.items()}
+    assert durations[6] > 0.04 and durations[5] < 0.01

@@ -1,0 +1,139 @@
+"""Snippet mode's parent side (no torch): statements, names and specs, and the rules' rewrites."""
+
+import textwrap
+
+import libcst as cst
+
+from torchsync_lint.finding import Finding
+from torchsync_lint.verify import fixes
+from torchsync_lint.verify.snippet import extract_file, module_info
+
+SOURCE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+    from torch import Tensor
+
+    SCALE = 2.0
+
+
+    class Loss(nn.Module):
+        def __init__(self, num_classes: int = 10):
+            super().__init__()
+            self.num_classes = num_classes
+            self.weights = torch.ones(num_classes)
+
+        def forward(self, pred: Tensor, target: Tensor, sizes: list[int]) -> Tensor:
+            import math
+            mask = target != self.num_classes - 1
+            n = pred.shape[0]
+            if mask.sum() > 0:
+                picked = pred[mask] * SCALE
+            elif (target.max()
+                  > 3):
+                pass
+            total = pred[range(n), target].sum().item()
+            return total
+""")
+
+
+def finding(line, col, end_line, end_col, code="TSL001"):
+    return Finding("x.py", line, col, end_line, end_col, code, "n", "m")
+
+
+def extract(tmp_path, items):
+    path = tmp_path / "lossmod.py"
+    path.write_text(SOURCE)
+    return extract_file(str(path), list(enumerate(items)))
+
+
+def test_simple_statement_keeps_its_position_and_local_names(tmp_path):
+    # `pred[range(n), target].sum().item()` on line 23
+    line = 23
+    col = SOURCE.splitlines()[line - 1].index("pred[range")
+    out = extract(tmp_path, [finding(line, col + 1, line, col + 1 + len("pred[range(n), target].sum().item()"))])[0]
+    assert out.failure is None
+    assert out.stmt == {"src": "total = pred[range(n), target].sum().item()", "line": 23, "col": 8, "compound": False}
+    specs = out.specs
+    assert specs["pred"]["kind"] == "tensor" and "subscripted" in specs["pred"]["roles"]
+    assert specs["n"] == {"kind": "number", "dtype": "int", "roles": ["scalar"]}
+    assert "index" in specs["target"]["roles"]
+    assert "range" not in specs and "torch" not in specs  # module names come from the real module
+    assert out.expr["src"] == "pred[range(n), target].sum().item()"
+    assert (out.span.stmt_line, out.span.stmt_end_line) == (23, 23)
+
+
+def test_compound_headers_are_cut_at_the_colon(tmp_path):
+    src_lines = SOURCE.splitlines()
+    if_col = src_lines[17].index("mask.sum()")
+    elif_col = src_lines[19].index("target.max()")
+    got = extract(tmp_path, [finding(18, if_col + 1, 18, if_col + 11, "TSL302"),
+                             finding(20, elif_col + 1, 20, elif_col + 13, "TSL302")])
+    assert got[0].stmt == {"src": "if mask.sum() > 0:", "line": 18, "col": 8, "compound": True}
+    elif_stmt = got[1].stmt
+    assert elif_stmt["src"].startswith("if   (target.max()\n") and elif_stmt["src"].endswith("> 3):")
+    assert elif_stmt["compound"] and got[1].span.stmt_end_line == 21
+
+
+def test_self_spec_names_the_class_and_init_expressions(tmp_path):
+    col = SOURCE.splitlines()[15].index("target !=")
+    out = extract(tmp_path, [finding(16, col + 1, 16, col + 30, "TSL302")])[0]
+    assert out.specs["self"] == {"kind": "self"}
+    assert out.self_spec["class"] == "Loss"
+    init = out.self_spec["attrs"]["num_classes"]["init"][0]
+    assert init["src"] == "num_classes"
+    assert init["params"]["num_classes"]["kind"] == "expr" and init["params"]["num_classes"]["src"] == "10"
+    assert out.self_spec["init_params"] == {}
+
+
+def test_local_imports_and_annotations(tmp_path):
+    out = extract(tmp_path, [finding(23, 17, 23, 50)])[0]
+    # `sizes: list[int]` is not read by the statement; the annotation converter is used for params read
+    assert "sizes" not in out.specs
+    from torchsync_lint.verify.snippet import annotation_spec
+    from torchsync_lint.inference.names import Aliases
+
+    a = Aliases("m")
+    assert annotation_spec(cst.parse_expression("list[int]"), a) == {"kind": "list", "elt": {"kind": "number", "dtype": "int"}}
+    assert annotation_spec(cst.parse_expression("Optional[Dict[str, Tensor]]"), a) == {
+        "kind": "dict", "value_spec": {"kind": "tensor"}}
+    assert annotation_spec(cst.parse_expression("tuple[float, float]"), a)["elts"] == [
+        {"kind": "number", "dtype": "float"}] * 2
+
+
+def test_module_info_for_packages(tmp_path):
+    pkg = tmp_path / "pkg" / "sub"
+    pkg.mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "mod.py").write_text("x = 1\n")
+    info = module_info(str(pkg / "mod.py"))
+    assert info["module"] == "pkg.sub.mod" and info["root"] == str(tmp_path)
+
+
+# -- rewrites --------------------------------------------------------------------------------------------
+
+def rewrite(code, stmt_src):
+    stmt = cst.parse_statement(stmt_src).body[0]
+    return fixes.rewrite(code, stmt, None, 3, 4)
+
+
+def test_rewrites_per_rule():
+    assert rewrite("TSL001", "y = x.sum().item()\n")["src"] == "y = x.sum().detach()"
+    assert rewrite("TSL301", "assert t.max() < 10\n")["src"] == "torch._assert_async(torch.as_tensor(t.max() < 10))"
+    assert rewrite("TSL201", "v = -p[range(t.shape[0]), t]\n")["src"] == \
+        "v = -p[torch.arange(t.shape[0], device=(p).device), t]"
+    assert rewrite("TSL203", "t[i] = -1\n")["src"] == "t[i] = torch.full((), -1, dtype=(t).dtype, device=(t).device)"
+    assert rewrite("TSL003", "h = x.cpu()\n")["src"] == "h = (x).to('cpu', non_blocking=True)"
+    assert rewrite("TSL004", "f = float(x)\n")["src"] == "f = (x).float()"
+    assert rewrite("TSL005", "m = max(1, t.sum())\n")["src"] == "m = torch.clamp(t.sum(), min=1)"
+    assert rewrite("TSL401", "torch.cuda.synchronize()\n")["src"] == "pass"
+    assert rewrite("TSL403", "same = torch.equal(a, b)\n")["src"] == "same = torch.eq(a, b).all()"
+    assert rewrite("TSL405", "y = torch.linalg.inv(a)\n")["src"] == "y = torch.linalg.inv_ex(a).inverse"
+    assert "validate_args=False" in rewrite("TSL404", "d = torch.distributions.Normal(m, s)\n")["src"]
+    assert "error_if_nonfinite" not in rewrite(
+        "TSL406", "n = clip_grad_norm_(p, 1.0, error_if_nonfinite=True)\n")["src"]
+
+
+def test_rules_without_a_local_rewrite_say_why():
+    assert "num_classes" in rewrite("TSL108", "y = F.one_hot(t)\n")["none"]
+    assert "__init__" in rewrite("TSL202", "w = torch.Tensor([0.1] * 10).cuda()\n")["none"]

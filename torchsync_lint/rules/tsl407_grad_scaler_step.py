@@ -1,0 +1,79 @@
+"""TSL407 grad-scaler-step."""
+
+import libcst as cst
+
+from torchsync_lint.inference.values import CPU, GRAD_SCALER
+from torchsync_lint.rule import Rule
+
+
+class GradScalerStep(Rule):
+    """
+    ## What it does
+    Flags `scaler.step(optimizer)` where `scaler` is a CUDA `GradScaler`
+    (`torch.amp.GradScaler("cuda")`, `torch.cuda.amp.GradScaler()`), in hot code.
+
+    ## Why is this bad?
+    Before it steps, `GradScaler.step` reads whether any gradient was inf or NaN
+    (`found_inf.item()`) to decide whether to skip the step: the host waits for the whole
+    backward pass to finish before it can launch the optimizer kernels, every step.
+
+    ## Example
+    ```python
+    import torch
+
+
+    def train(model, loader, opt):
+        scaler = torch.amp.GradScaler("cuda")
+        for x, y in loader:
+            with torch.autocast("cuda", dtype=torch.float16):
+                loss = model(x, y)
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+
+    def train(model, loader, opt):
+        for x, y in loader:
+            # bfloat16 has float32's range: no loss scaling, no inf check, no sync
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = model(x, y)
+            loss.backward()
+            opt.step()
+    ```
+
+    ## Fix safety
+    Unsafe: switching to bfloat16 changes numerics; it needs hardware with bf16 support (Ampere
+    or newer). With float16, the sync is the price of dynamic loss scaling.
+
+    ## Known problems
+    Only scalers inference can see being created (in the function, or as a `self.` attribute)
+    are recognised. CPU scalers (`GradScaler("cpu")`) are not reported.
+
+    ## Verify
+    Measured on an H200 (torch 2.11): `scaler.step(opt)` waited for a queued 50 ms
+    `torch.cuda._sleep`; `Adam.step()` alone did not (tests/truth/sync_truth.json, optim-01).
+
+    ## References
+    - https://pytorch.org/docs/stable/amp.html#gradient-scaling
+    - DESIGN.md section 4
+    """
+
+    code = "TSL407"
+    name = "grad-scaler-step"
+    message = (
+        "`GradScaler.step` reads the inf/NaN check on the host every step; with bfloat16 autocast "
+        "no scaler (and no sync) is needed"
+    )
+    hot_only = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        f = node.func
+        if isinstance(f, cst.Attribute) and f.attr.value == "step":
+            v = self.ctx.value(f.value)
+            if v.kind == GRAD_SCALER and v.device != CPU:
+                self.report(node)
