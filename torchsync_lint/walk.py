@@ -3,15 +3,21 @@
 LibCST's ``visit`` rebuilds (and re-validates) every node it passes, even for a visitor that
 changes nothing, and looks its callbacks up by formatted name for every node and every field.
 Here each node type gets a plan once: its child fields in LibCST's own visiting order (recorded
-from LibCST itself) and the callbacks for that type. Whitespace and operator tokens are not
-entered unless a callback asks for one of their types. Nodes are the original objects, met in
-the same order as with ``node.visit``.
+from LibCST itself) and the callbacks for that type. Subtrees made only of tokens and layout
+(whitespace, operators, commas, a Name with its parentheses) are not entered unless a callback
+asks for a type inside them. Nodes are the original objects, met in the same order as with
+``node.visit``.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import inspect
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+import pkgutil
+import sys
+import typing
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from libcst._nodes import op as _op
@@ -24,15 +30,88 @@ _FIELDS: Dict[type, Tuple[str, ...]] = {}
 _CONDITIONAL_LAST = {"FormattedStringExpression": "format_spec", "TemplatedStringExpression": "format_spec"}
 
 
-def _node_classes(module) -> frozenset:
-    return frozenset(
-        c for c in vars(module).values()
-        if inspect.isclass(c) and issubclass(c, cst.CSTNode) and c.__module__ == module.__name__
-    )
+def _concrete_node_classes() -> List[type]:
+    import libcst._nodes as pkg
+
+    out = []
+    for info in pkgutil.iter_modules(pkg.__path__):
+        module = importlib.import_module(f"{pkg.__name__}.{info.name}")
+        for c in vars(module).values():
+            if (inspect.isclass(c) and issubclass(c, cst.CSTNode) and c.__module__ == module.__name__
+                    and not inspect.isabstract(c)):
+                out.append(c)
+    return out
 
 
-# Tokens and layout: they never hold an expression or a statement.
-TRIVIA: frozenset = _node_classes(_op) | _node_classes(_whitespace)
+def _node_types_in(annotation, concrete: List[type]) -> Optional[Set[type]]:
+    """Concrete node classes a field annotation admits; None when it cannot be read."""
+    found: Set[type] = set()
+    todo = [annotation]
+    while todo:
+        t = todo.pop()
+        if t is None or t is type(None):
+            continue
+        args = typing.get_args(t)
+        if args:
+            todo.extend(args)
+        elif inspect.isclass(t):
+            if issubclass(t, cst.CSTNode):
+                found.update(c for c in concrete if issubclass(c, t))
+        elif isinstance(t, (str, typing.ForwardRef)):
+            return None
+    return found
+
+
+def _inert_classes() -> Dict[type, frozenset]:
+    """Node classes whose whole subtree is tokens and layout (a Name and its parentheses, a
+    comma and its whitespace), each with every class that can occur in its subtree. Worked out
+    from LibCST's field annotations; a class whose annotations cannot be read is never inert."""
+    concrete = _concrete_node_classes()
+    children: Dict[type, Optional[Set[type]]] = {}
+    for c in concrete:
+        try:
+            hints = typing.get_type_hints(c, vars(sys.modules[c.__module__]))
+            kinds: Optional[Set[type]] = set()
+            for f in dataclasses.fields(c):
+                got = _node_types_in(hints.get(f.name), concrete)
+                if got is None:
+                    kinds = None
+                    break
+                kinds |= got
+        except Exception:
+            kinds = None
+        children[c] = kinds
+    token_modules = (_op.__name__, _whitespace.__name__)
+    inert: Set[type] = {c for c in concrete if c.__module__ in token_modules and children[c] is not None}
+    changed = True
+    while changed:
+        changed = False
+        for c, kinds in children.items():
+            if c not in inert and kinds is not None and kinds <= inert:
+                inert.add(c)
+                changed = True
+    reach: Dict[type, frozenset] = {}
+    for c in inert:
+        seen, todo = {c}, [c]
+        while todo:
+            for k in children[todo.pop()] or ():
+                if k not in seen:
+                    seen.add(k)
+                    todo.append(k)
+        reach[c] = frozenset(seen)
+    return reach
+
+
+_INERT: Optional[Dict[type, frozenset]] = None
+
+
+def inert_classes() -> Dict[type, frozenset]:
+    """class -> every class that can occur in its subtree, for classes that never hold an
+    expression or a statement: a walk with no callback for any of them does not enter them."""
+    global _INERT
+    if _INERT is None:
+        _INERT = _inert_classes()
+    return _INERT
 
 
 class _FieldRecorder(cst.CSTVisitor):
@@ -122,8 +201,8 @@ class Walker:
         self.leaves = leaves
         self.prune = prune
         handled = set(visits) | set(leaves)
-        # Enter tokens only when a callback wants one of them (they can nest: comments in lines).
-        self.skip = frozenset() if any(c.__name__ in handled for c in TRIVIA) else TRIVIA
+        # Subtrees of tokens and layout are left alone unless a callback wants something in them.
+        self.skip = frozenset(c for c, inside in inert_classes().items() if not any(k.__name__ in handled for k in inside))
         self._plans: Dict[type, tuple] = {}
 
     def _plan(self, node: cst.CSTNode) -> tuple:

@@ -7,7 +7,7 @@ training-step loops) and the store targets (``x[m] = v`` vs a read of ``x[m]``).
 
 from __future__ import annotations
 
-from typing import List, Optional, Set
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -41,6 +41,10 @@ class FileContext:
         self._loops: List[cst.CSTNode] = []
         self._stores: Set[int] = set()
         self._hot_loop_depth = 0
+        # Every rule asks about the same nodes: memoise answers by node (kept alive with them, so
+        # an id is never reused). Values are dropped whenever a binding or the scope changes.
+        self._values: Dict[int, Tuple[cst.CSTNode, Value]] = {}
+        self._qualnames: Dict[int, Tuple[cst.CSTNode, Optional[str]]] = {}
 
     # -- the rules' API ----------------------------------------------------------------------
     @property
@@ -52,7 +56,12 @@ class FileContext:
         return self._funcs[-1] if self._funcs else None
 
     def value(self, expr: cst.BaseExpression) -> Value:
-        return self.evaluator.infer(expr, self.scope)
+        hit = self._values.get(id(expr))
+        if hit is not None and hit[0] is expr:
+            return hit[1]
+        v = self.evaluator.infer(expr, self.scope)
+        self._values[id(expr)] = (expr, v)
+        return v
 
     def is_tensor(self, expr: cst.BaseExpression) -> bool:
         return self.value(expr).kind == TENSOR
@@ -69,12 +78,17 @@ class FileContext:
 
     def qualname(self, expr: cst.BaseExpression) -> Optional[str]:
         """``torch.nonzero`` for ``th.nonzero`` / ``nonzero`` imported from torch; None otherwise."""
-        return self.aliases.qualify(expr)
+        hit = self._qualnames.get(id(expr))
+        if hit is not None and hit[0] is expr:
+            return hit[1]
+        q = self.aliases.qualify(expr)
+        self._qualnames[id(expr)] = (expr, q)
+        return q
 
     def tensor_method(self, call: cst.Call) -> Optional[str]:
         """The method name when ``call`` is ``<tensor>.name(...)``, else None."""
         f = call.func
-        if isinstance(f, cst.Attribute) and self.aliases.qualify(f) is None and self.is_tensor(f.value):
+        if isinstance(f, cst.Attribute) and self.qualname(f) is None and self.is_tensor(f.value):
             return f.attr.value
         return None
 
@@ -100,6 +114,7 @@ class FileContext:
             return
         self._funcs.append(info)
         self._scopes.append(Scope(info, self.scope, dict(self.evaluator.params(info))))
+        self._values.clear()
         self._saved_loops = getattr(self, "_saved_loops", [])
         self._saved_loops.append((self._loops, self._hot_loop_depth))
         self._loops, self._hot_loop_depth = [], 0
@@ -108,6 +123,7 @@ class FileContext:
         if self._funcs and self._funcs[-1].node is node:
             self._funcs.pop()
             self._scopes.pop()
+            self._values.clear()
             self._loops, self._hot_loop_depth = self._saved_loops.pop()
 
     def enter_loop(self, node: cst.CSTNode) -> None:
@@ -129,10 +145,13 @@ class FileContext:
                 self.mark_stores(el.value for el in t.elements)
 
     def bind(self, target: cst.BaseExpression, value: Value) -> None:
+        self._values.clear()
         self.evaluator.bind(target, value, self.scope)
 
     def bind_for(self, node: cst.For) -> None:
+        self._values.clear()
         self.evaluator.bind(node.target, self.evaluator.iter_element(node.iter, self.scope), self.scope)
 
     def bind_comp(self, node: cst.CompFor) -> None:
+        self._values.clear()
         self.evaluator.bind(node.target, self.evaluator.iter_element(node.iter, self.scope), self.scope)

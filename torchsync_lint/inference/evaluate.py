@@ -540,6 +540,8 @@ class Evaluator:
     def _subscript(self, e: cst.Subscript, scope: Scope) -> Value:
         base = self.infer(e.value, scope)
         if base.kind == TENSOR:
+            if any(isinstance(el.slice, cst.Index) and isinstance(el.slice.value, cst.SimpleString) for el in e.slice):
+                return UNKNOWN_VALUE  # `obj["key"]`: no tensor takes a str index, so `obj` was mis-typed
             return tensor(base.device, base.dtype).with_(assumed=base.assumed)
         if base.kind == TENSOR_SEQ:
             if len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Slice):
@@ -670,7 +672,7 @@ class Evaluator:
                 if m is not None:
                     return self.returns(m)
                 attr = self.self_attr(scope.cls, name)
-                return tensor() if attr.kind == MODULE else UNKNOWN_VALUE
+                return self._submodule_call(scope.cls, name) if attr.kind == MODULE else UNKNOWN_VALUE
             if recv.kind == MODULE:
                 if name in ("forward", "__call__"):
                     return tensor()
@@ -717,6 +719,20 @@ class Evaluator:
         if name == "items":
             return Value(LIST, item=Value(TUPLE, elts=(UNKNOWN_VALUE, recv.item)))
         return UNKNOWN_VALUE
+
+    def _submodule_call(self, cls: Optional[ClassInfo], name: str) -> Value:
+        """``self.<name>(...)``: what the forward of the module class assigned there returns, when
+        that class is in this file (``return x, n, w`` unpacks to a tensor and two ints); else a tensor."""
+        out: Optional[Value] = None
+        for _, expr in (cls.attrs.get(name, []) if cls is not None else []):
+            sub = self.index.classes.get(expr.func.value) if (
+                isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name)) else None
+            forward = self.method(sub, "forward") if sub is not None and sub.is_module else None
+            if forward is None:
+                return tensor()
+            got = self.returns(forward)
+            out = got if out is None else join(out, got)
+        return out if out is not None and out.kind != UNKNOWN else tensor()
 
     def _local_function(self, name: str, scope: Scope) -> Optional[FunctionInfo]:
         s: Optional[Scope] = scope

@@ -260,9 +260,10 @@ class Verifier:
                 if ev.timing_syncs == 0 and not any(norm(p) == path and ln == line for p, ln, *_ in r.get("lines", [])):
                     ev.timing_syncs = None  # the line's file was not traced: only the event oracles saw it
             rec = decide(ev)
-            frame = events[0].frames[0] if events and events[0].frames else None
-            col = (frame.col + 1) if frame is not None and frame.col is not None and frame.line == line else 1
-            end_col = (frame.end_col + 1) if frame is not None and frame.end_col is not None and frame.line == line else col
+            frame = next((fr for e in events for fr in e.frames if fr.path == path and fr.line == line), None)
+            col = (frame.col + 1) if frame is not None and frame.col is not None else 1
+            end_col = (frame.end_col + 1) if frame is not None and frame.end_col is not None and \
+                frame.end_line == line else col
             ops = rec.get("ops") or []
             what = f" ({', '.join(ops)})" if ops else ""
             extra.append(Finding(_display(path), line, col, line, end_col, UNFLAGGED_CODE, UNFLAGGED_NAME,

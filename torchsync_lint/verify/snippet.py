@@ -119,6 +119,9 @@ class _Names(cst.CSTVisitor):
 
         class V(cst.CSTVisitor):
             def visit_Subscript(self, node):
+                el = node.slice[0].slice if len(node.slice) == 1 else None
+                if isinstance(el, cst.Index) and isinstance(el.value, cst.Integer):
+                    outer._role(node.value, "int_vector")  # `box[1]` in a size or bound: box holds ints
                 return False
 
             def visit_Attribute(self, node):

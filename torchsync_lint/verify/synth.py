@@ -106,7 +106,7 @@ class Synth:
             return spec["dtype"]
         if "mask" in roles:
             return "bool"
-        if roles & {"index", "target", "index_values"}:
+        if roles & {"index", "target", "index_values", "int_vector"}:
             return "int"
         if self.plan.unknown_dtype == "name":  # guess from the name: `mask` bool, `labels` int
             if roles & {"subscripted", "receiver"}:
@@ -123,6 +123,8 @@ class Synth:
         torch, plan = self.torch, self.plan
         roles = set(spec.get("roles", ()))
         dtype = self._dtype(spec, name)
+        if "int_vector" in roles and spec.get("shape") is None:
+            spec = dict(spec, shape=[8])  # indexed by small constants, its items used as sizes
         base = tuple(spec["shape"]) if spec.get("shape") is not None else plan.base
         small = min(base) if base else 2
         indexed = roles & {"subscripted", "index", "mask", "index_values"}
