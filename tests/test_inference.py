@@ -232,3 +232,28 @@ def test_streams_and_events():
     probe(torch.cuda.Event(enable_timing=True))
     """
     assert [v.kind for v in probe(src)] == ["stream", "stream", "event", "event"]
+
+
+def test_devices_flow_through_variables_and_defaults():
+    src = """
+    import torch
+
+    def grid(h: int, device: str = "cpu"):
+        device = torch.device(device)
+        probe(device)
+        return torch.arange(h, device=device)
+
+    def on_gpu(h: int, device="cpu"):
+        return torch.arange(h, device=device)
+
+    def caller(x: torch.Tensor):
+        probe(grid(4))
+        probe(on_gpu(4, device=x.device))
+        d = "cuda:0"
+        probe(torch.zeros(3, device=d))
+    """
+    v = probe(src)
+    assert (v[0].kind, v[0].device) == ("device", "cpu")
+    assert v[1].device == "cpu"  # no caller passes another device
+    assert v[2].device is None  # a caller passes the tensor's device: not known to be the CPU
+    assert v[3].device == "cuda"

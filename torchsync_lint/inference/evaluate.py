@@ -224,9 +224,15 @@ class Evaluator:
                     out[name] = Value(SELF)
                     continue
                 v = self.declared(func).get(name, UNKNOWN_VALUE)
-                if v.kind == UNKNOWN and param.default is not None:
+                if v.kind in (UNKNOWN, STR, DEVICE) and v.device is None and param.default is not None:
                     d = self.infer(param.default, self.module_scope())
-                    v = d if d.kind != NONE else UNKNOWN_VALUE
+                    if d.kind in (STR, DEVICE) and d.device is not None:
+                        # `device: str = "cpu"`: callers in this file may pass the GPU's device instead
+                        pos = i - (1 if func.is_method and not is_static else 0)
+                        passed = self._passed(func, name, pos if param in positional else None)
+                        v = d if passed is None else join(d, passed)
+                    elif v.kind == UNKNOWN:
+                        v = d if d.kind != NONE else UNKNOWN_VALUE
                 elif v.kind == UNKNOWN and takes_tensors and func.name not in STEP_HOOKS:
                     # `forward(self, x, ...)`: the first input is the data, a tensor; later unannotated
                     # ones are tensors by convention only (flags and sizes come in too)
@@ -270,6 +276,11 @@ class Evaluator:
         return out
 
     def _from_call_sites(self, func: FunctionInfo, name: str, pos: Optional[int]) -> Value:
+        v = self._passed(func, name, pos)
+        return UNKNOWN_VALUE if v is None else v
+
+    def _passed(self, func: FunctionInfo, name: str, pos: Optional[int]) -> Optional[Value]:
+        """The join of what the file's call sites pass for a parameter; None if none passes it."""
         if func.is_method:
             sites = self.index.call_sites.get("self." + func.name, [])
         elif func.parent is None:
@@ -292,7 +303,7 @@ class Evaluator:
             scope = self.summary_scope(site.caller) if site.caller is not None else self.module_scope()
             values.append(self.infer(arg.value, scope))
         if not values:
-            return UNKNOWN_VALUE
+            return None
         out = values[0]
         for v in values[1:]:
             out = join(out, v)
@@ -455,7 +466,12 @@ class Evaluator:
             return INT
         if isinstance(e, (cst.Float, cst.Imaginary)):
             return number("float")
-        if isinstance(e, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        if isinstance(e, cst.SimpleString):
+            text = e.evaluated_value
+            if isinstance(text, str) and text.startswith(("cpu", "cuda")):
+                return Value(STR, device=CPU if text.startswith("cpu") else CUDA)
+            return Value(STR)
+        if isinstance(e, (cst.ConcatenatedString, cst.FormattedString)):
             return Value(STR)
         if isinstance(e, (cst.List, cst.Tuple)):
             kind = LIST if isinstance(e, cst.List) else TUPLE
@@ -528,7 +544,7 @@ class Evaluator:
             if attr == "shape":
                 return Value(SIZE)
             if attr == "device":
-                return Value(DEVICE)
+                return Value(DEVICE, device=base.device)
             if attr == "dtype":
                 return Value(DTYPE)
             if attr in api.ATTR_NUMBER:
@@ -627,6 +643,10 @@ class Evaluator:
             base = self.infer(e.value, scope)
             if base.kind == TENSOR:
                 return base.device or "?"
+        if isinstance(e, (cst.Name, cst.Attribute)):
+            v = self.infer(e, scope)  # a variable holding "cpu" or torch.device("cuda")
+            if v.kind in (STR, DEVICE) and v.device in (CPU, CUDA):
+                return v.device
         return "?"
 
     def dtype_arg(self, call: cst.Call) -> Optional[str]:
@@ -789,6 +809,9 @@ class Evaluator:
             if arg_value is not None:
                 dev = self.device_of(arg_value, scope)
             return Value(GRAD_SCALER, device=CPU if dev == CPU else CUDA)
+        if q == "torch.device" and call.args:
+            d = self.device_of(call.args[0].value, scope)
+            return Value(DEVICE, device=d if d in (CPU, CUDA) else None)
         if q in api.TORCH_NON_TENSOR:
             kind = api.TORCH_NON_TENSOR[q]
             return BOOL if kind == NUMBER and q not in ("torch.numel",) else (INT if q == "torch.numel" else Value(kind))
