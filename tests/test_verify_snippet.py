@@ -93,7 +93,8 @@ def test_local_imports_and_annotations(tmp_path):
     from torchsync_lint.inference.names import Aliases
 
     a = Aliases("m")
-    assert annotation_spec(cst.parse_expression("list[int]"), a) == {"kind": "list", "elt": {"kind": "number", "dtype": "int"}}
+    assert annotation_spec(cst.parse_expression("list[int]"), a) == {
+        "kind": "list", "elt": {"kind": "number", "dtype": "int"}}
     assert annotation_spec(cst.parse_expression("Optional[Dict[str, Tensor]]"), a) == {
         "kind": "dict", "value_spec": {"kind": "tensor"}}
     assert annotation_spec(cst.parse_expression("tuple[float, float]"), a)["elts"] == [

@@ -204,7 +204,7 @@ def main() -> int:
         chan.send("fatal", reason=f"bad job: {exc}")
         return 2
     try:
-        import torch  # noqa: F401
+        import torch  # noqa: F401  (only whether it imports)
     except Exception as exc:
         chan.send("fatal", reason=f"torch is not importable: {exc}", no_torch=True)
         return 2

@@ -145,7 +145,8 @@ def fix_min_max(stmt, node):
         if _is_number(b):
             return _replace(stmt, call, _expr(f"torch.clamp({_code(a)}, {bound}={_code(b)})"))
         op = "maximum" if fn == "max" else "minimum"
-        return _replace(stmt, call, _expr(f"torch.{op}(torch.as_tensor({_code(a)}), torch.as_tensor({_code(b)}))"))
+        both = f"torch.as_tensor({_code(a)}), torch.as_tensor({_code(b)})"
+        return _replace(stmt, call, _expr(f"torch.{op}({both})"))
     return "min/max of more than two values"
 
 
@@ -160,7 +161,8 @@ def fix_host_index(stmt, node):
 
 
 def fix_index_put_scalar(stmt, node):
-    if not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.targets[0].target, cst.Subscript):
+    targets = stmt.targets if isinstance(stmt, cst.Assign) else []
+    if len(targets) != 1 or not isinstance(targets[0].target, cst.Subscript):
         return "not an `x[idx] = value` assignment"
     base = _code(stmt.targets[0].target.value)
     value = _code(stmt.value)

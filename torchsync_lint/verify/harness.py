@@ -243,7 +243,7 @@ def predict(torch, roots, make_call: Callable[[], Callable[[], Any]], gpu: str =
     fake = FakeTensorMode(allow_non_fake_inputs=True)
     if gpu == "cpu":  # fake parameters cannot be swapped by Module.to: keep modules where they are
         Module = torch.nn.Module
-        real_to, real_cuda = Module.to, Module.cuda
+        real_to = Module.to
 
         def to(self, *args, **kwargs):
             dev = [a for a in args if isinstance(a, (str, torch.device))] + [kwargs.get("device")]

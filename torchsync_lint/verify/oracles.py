@@ -275,8 +275,8 @@ def _activate_gpu_trace(torch) -> bool:
 def _func_name(func) -> str:
     name = getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or str(func)
     mod = getattr(func, "__module__", None) or ""
-    op = getattr(func, "_qualified_op_name", None) or getattr(getattr(func, "_overloadpacket", None),
-                                                                "_qualified_op_name", None)
+    packet = getattr(func, "_overloadpacket", None)
+    op = getattr(func, "_qualified_op_name", None) or getattr(packet, "_qualified_op_name", None)
     if op:  # torch.ops.<namespace>.<op>
         return "torch.ops." + op.replace("::", ".")
     if name.startswith("_VariableFunctionsClass."):

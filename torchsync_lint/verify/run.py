@@ -72,15 +72,6 @@ def _roots(hello: Optional[dict]) -> List[str]:
     return list((hello or {}).get("library_roots", []))
 
 
-def _events(raw: Iterable[dict]) -> List[SyncEvent]:
-    out = []
-    for e in raw or []:
-        ev = SyncEvent.from_json(e)
-        ev.frames = [f for f in ev.frames]
-        out.append(ev)
-    return out
-
-
 def _library_filter(raw: Iterable[dict]) -> List[SyncEvent]:
     """Events whose frames carry the child's own is-library flag (7th element) keep only user frames."""
     out = []

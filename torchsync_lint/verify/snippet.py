@@ -34,6 +34,7 @@ LOSS_TARGET_FUNCS = {
     "multilabel_soft_margin_loss", "ctc_loss",
 }
 SIZE_FACTORIES = {"zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "eye", "linspace"}
+SIZE_METHODS = {"narrow", "new_zeros", "new_ones", "new_empty", "view", "reshape", "expand", "repeat"}
 SEQ_FUNCS = {"cat", "stack", "concat", "concatenate", "hstack", "vstack", "dstack", "block_diag", "cartesian_prod"}
 HOST_DATA_FACTORIES = {"torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.LongTensor", "torch.FloatTensor",
                        "torch.IntTensor", "torch.BoolTensor", "torch.asarray", "torch.from_numpy"}
@@ -148,9 +149,7 @@ class _Names(cst.CSTVisitor):
                     self._mark_all(a.value, "scalar")
         if q.split(".")[-1] in SEQ_FUNCS and q.startswith("torch.") and node.args:
             self._role(node.args[0].value, "seq")
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("narrow", "new_zeros", "new_ones",
-                                                                              "new_empty", "view", "reshape",
-                                                                              "expand", "repeat"):
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in SIZE_METHODS:
             for a in node.args:
                 self._mark_all(a.value, "scalar")
         last = q.split(".")[-1] if q else (node.func.attr.value if isinstance(node.func, cst.Attribute) else "")
@@ -169,8 +168,6 @@ class _Names(cst.CSTVisitor):
             self._role(node.func.value, "receiver")
             if node.func.attr.value == "item" and not node.args:
                 self._mark_all(node.func.value, "scalar")
-        if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) is False:
-            pass
 
     def visit_For(self, node: cst.For) -> None:
         self._role(node.iter, "iterated")

@@ -137,7 +137,7 @@ def counts(records: List[Optional[Dict]]) -> Dict[str, int]:
 
 def summary_line(records: List[Optional[Dict]]) -> str:
     c = counts(records)
-    parts = [f"{c[s]} {s}" for s in (CONFIRMED, REFUTED, INCONCLUSIVE) ]
+    parts = [f"{c[s]} {s}" for s in (CONFIRMED, REFUTED, INCONCLUSIVE)]
     if c[PREDICTED]:
         parts.insert(0, f"{c[PREDICTED]} predicted")
     total = sum(c.values())

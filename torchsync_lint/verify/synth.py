@@ -14,7 +14,7 @@ import itertools
 import re
 import zlib
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, List, Optional
 
 BASES = [(4, 10), (8,), (2, 10, 4, 4), (4, 4), (2, 4, 4, 10), (16, 4), (3, 4, 5), (2, 3, 8, 8), (6, 4, 2)]
 AUX = ("same", "first", "drop_last", "drop_channel")

@@ -1,0 +1,192 @@
+"""The engine's speed-ups must not change what it finds.
+
+- ``walk.Walker`` meets the same nodes, in the same order, as ``node.visit(CSTVisitor)``;
+- the memoised ``FileContext.value``/``qualname`` answer what the evaluator answers;
+- crashes seen on the public corpus (bench/robustness.py) stay fixed.
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import libcst as cst
+import pytest
+
+from torchsync_lint import engine, walk
+from torchsync_lint.config import Config
+from torchsync_lint.inference.context import FileContext
+from torchsync_lint.registry import all_rules
+
+TESTS = pathlib.Path(__file__).parent
+FIXTURES = sorted((TESTS / "fixtures").glob("*.py"))
+
+# Every construct whose children LibCST visits in a particular order, or only sometimes
+# (an f-string's format spec is visited only when present: both orders of first meeting).
+VARIED = '''\
+"""Module docstring."""
+# a comment
+from __future__ import annotations
+import torch as th, os.path
+from . import sibling
+from ..pkg import (a as b, c)
+from x import *
+global_value: int = 1
+
+@decorator(arg)
+@other
+async def f(x, /, y: int = 2, *args, z=3, **kw) -> "th.Tensor":
+    global g
+    def inner():
+        nonlocal x
+    s = f"{x}" f"{y:>{z}}" f"{x!r:8.3f}" f"{y=}" f"{x}"
+    if (n := len(args)) > 1 and not x or y:
+        pass
+    elif x:
+        ...
+    else:
+        del x
+    for i, (j, k) in enumerate(zip(a, b)):
+        continue
+    else:
+        break
+    while True:
+        async with th.no_grad() as ctx, open(p):
+            await x
+    try:
+        raise ValueError("v") from None
+    except* (TypeError, ValueError) as e:
+        yield from e
+    finally:
+        lambda q, *r: q[1:2, ::3, ...]
+    return [v for v in x if v] + {k: v for k, v in y.items()} | {*s} and (w for w in z)
+
+class C(Base, metaclass=Meta):
+    x: list[int] = []
+    def method(self):
+        return self.x[0] @ y ** -z // 2 >> 1 if a is not b else c in d
+
+match command.split():
+    case [action, *rest] if action:
+        pass
+    case {"key": value, **others} | Point(x=0, y=_) as p:
+        pass
+    case None | True | 1.5 | -1j | "s":
+        pass
+assert x, "message"
+print(*args, sep="", **kw); x += 1; y @= z
+'''
+
+
+class _Recorder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.events = []
+
+    def on_visit(self, node) -> bool:
+        self.events.append(("visit", node))
+        return True
+
+    def on_leave(self, node) -> None:
+        self.events.append(("leave", node))
+
+
+def _libcst_events(module):
+    rec = _Recorder()
+    module.visit(rec)
+    return rec.events
+
+
+def _walk_events(module, names):
+    events = []
+    visits = {n: [lambda node: events.append(("visit", node))] for n in names}
+    leaves = {n: [lambda node: events.append(("leave", node))] for n in names}
+    walk.Walker(visits, leaves).walk(module)
+    return events
+
+
+def _same(a, b) -> bool:
+    return len(a) == len(b) and all(x[0] == y[0] and x[1] is y[1] for x, y in zip(a, b))
+
+
+SOURCES = {"varied": VARIED, **{p.name: p.read_text(encoding="utf-8") for p in FIXTURES}}
+ALL_TYPES = frozenset(c.__name__ for c in walk._concrete_node_classes())
+SUBSETS = {
+    "all types": ALL_TYPES,
+    "rules' types": {"Call", "Subscript", "Assign", "FunctionDef", "For", "If", "Assert"},
+    "tokens inside inert nodes": {"Name", "Comment", "Integer", "LeftParen"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+@pytest.mark.parametrize("subset", sorted(SUBSETS))
+def test_walk_meets_nodes_in_libcst_order(name, subset):
+    module = cst.parse_module(SOURCES[name])
+    types = SUBSETS[subset]
+    want = [(kind, node) for kind, node in _libcst_events(module) if type(node).__name__ in types]
+    assert _same(_walk_events(module, types), want)
+
+
+def test_format_spec_seen_after_an_fstring_without_one():
+    """The field plan of a node type is recorded once; a field LibCST visits only when set
+    (``format_spec``) must be in it even when the first f-string met has none."""
+    walk._FIELDS.clear()
+    module = cst.parse_module('a = f"{x}"\nb = f"{y:{width}}"\n')
+    names = [n.value for kind, n in _walk_events(module, {"Name"}) if kind == "visit"]
+    assert names == ["a", "x", "b", "y", "width"]
+
+
+def test_iter_children_matches_children():
+    module = cst.parse_module(VARIED)
+    for kind, node in _libcst_events(module):
+        if kind == "visit":
+            assert list(walk.iter_children(node)) == list(node.children), type(node).__name__
+
+
+def test_visitor_return_false_prunes_like_libcst():
+    class Outer(cst.CSTVisitor):
+        def __init__(self):
+            self.names = []
+
+        def visit_FunctionDef(self, node):
+            return False
+
+        def visit_Name(self, node):
+            self.names.append(node.value)
+
+    module = cst.parse_module("a = 1\ndef f(b):\n    c = 2\nd = 3\n")
+    ours, theirs = Outer(), Outer()
+    walk.visit(module, ours)
+    module.visit(theirs)
+    assert ours.names == theirs.names == ["a", "d"]
+
+
+def _findings(source: str, path: str):
+    config = Config(select=list(all_rules()), include_cold=True)
+    return [(f.line, f.col, f.end_line, f.end_col, f.code, f.message, f.temperature)
+            for f in engine.lint_source(source, path, config)]
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_fast_paths_find_what_the_plain_paths_find(path, monkeypatch):
+    """The fast walk + memoised context against LibCST's visit + the evaluator asked each time."""
+    source = path.read_text(encoding="utf-8")
+    fast = _findings(source, str(path))
+    monkeypatch.setattr(engine._Walker, "run", lambda self, module: module.visit(self))
+    monkeypatch.setattr(engine.walk, "visit", lambda module, visitor: module.visit(visitor))
+    monkeypatch.setattr(FileContext, "value", lambda self, expr: self.evaluator.infer(expr, self.scope))
+    monkeypatch.setattr(FileContext, "qualname", lambda self, expr: self.aliases.qualify(expr))
+    assert fast == _findings(source, str(path))
+
+
+def test_value_memo_is_dropped_when_a_name_is_rebound():
+    source = (
+        "import torch\n"
+        "class M(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        y = x.item()\n"
+        "        x = [1.0]\n"
+        "        for x in range(3):\n"
+        "            pass\n"
+        "        return x.item()\n"
+    )
+    got = [(f.line, f.code) for f in engine.lint_source(source, "m.py", Config(select=["TSL001"]))]
+    assert got == [(4, "TSL001")]
