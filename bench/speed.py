@@ -5,7 +5,8 @@
 
 On the same files it times (a) bare ``libcst.parse_module``, single process; (b) our whole
 per-file check (``engine.check_file``, every rule on), single process; (c) a whole run
-(``engine.lint_paths``) on all cores. Then the pieces of (b), each timed alone on modules
+(``engine.lint_paths``) on all cores; with ``--cache`` (d, e) that run filling, then reusing, a
+report cache. Then the pieces of (b), each timed alone on modules
 parsed beforehand: index walk, rule walk, positions, hot-path classification. With several
 repeats the fastest of each is kept. Timings only; nothing here asserts a speed.
 """
@@ -18,6 +19,7 @@ import gc
 import os
 import pstats
 import sys
+import tempfile
 import time
 from typing import Callable, List, Sequence, Tuple
 
@@ -83,25 +85,32 @@ class _Empty(cst.CSTVisitor):
     pass
 
 
-def breakdown(sources, options, repeat: int) -> List[Tuple[str, float]]:
-    """Each stage of check_source alone, on files that pass the prefilter, parsed beforehand."""
-    kept = [(p, s) for p, s in sources if any(w in s for w in engine.PREFILTER)]
-    modules = [(p, s, cst.parse_module(s)) for p, s in kept]
-    names = [engine.module_name_for(p) for p, _, _ in modules]
-    rules_classes = select_rules(options.select, options.ignore)
-    rows: List[Tuple[str, float]] = [("files past prefilter", len(kept))]
+STAGES = (
+    "LibCST empty CSTVisitor pass (reference)",
+    "our empty walk (torchsync_lint.walk)",
+    "index walk (FileIndex)",
+    "call-graph summary",
+    "rule walk (all rules + inference)",
+    "positions (files with findings)",
+    "noqa scan (files with findings)",
+)
+
+
+def _stage_times(chunk, options, rules_classes, repeat: int) -> Tuple[List[float], int]:
+    """Each stage of check_source alone on one chunk of parsed modules: seconds per stage."""
+    modules = [(s, cst.parse_module(s), engine.module_name_for(p)) for p, s in chunk]
 
     def plain_visit():
-        for _, _, m in modules:
+        for _, m, _ in modules:
             m.visit(_Empty())
 
     def plain_walk():
-        for _, _, m in modules:
+        for _, m, _ in modules:
             walk.Walker({}, {}).walk(m)
 
     def index_walk():
         out = []
-        for (_, _, m), (name, pkg) in zip(modules, names):
+        for _, m, (name, pkg) in modules:
             idx = FileIndex(name, pkg)
             walk.visit(m, idx)
             out.append(idx)
@@ -110,28 +119,41 @@ def breakdown(sources, options, repeat: int) -> List[Tuple[str, float]]:
     t_visit, _ = best_of(repeat, plain_visit)
     t_plain, _ = best_of(repeat, plain_walk)
     t_index, indexes = best_of(repeat, index_walk)
-    t_summary, summaries = best_of(repeat, lambda: [summarise(i) for i in indexes])
+    t_summary, _ = best_of(repeat, lambda: [summarise(i) for i in indexes])
 
     def rule_walk():
         out = []
-        for (_, _, m), idx in zip(modules, indexes):
+        for (_, m, _), idx in zip(modules, indexes):
             ev = Evaluator(idx, frozenset(options.hot_functions))
             ctx = FileContext(idx, ev, frozenset(options.cold_functions))
-            engine._Walker(ctx, [r(ctx) for r in rules_classes]).run(m)
-            out.append(ctx.findings)
+            statements = engine._Walker(ctx, [r(ctx) for r in rules_classes]).run(m)
+            out.append((ctx.findings, statements))
         return out
 
-    # the rule walk mutates nothing in the index, so the same indexes serve every repeat
+    # the rule walk changes nothing in the index, so the same indexes serve every repeat
     t_rules, raw = best_of(repeat, rule_walk)
-    with_findings = [(m, f) for (_, _, m), f in zip(modules, raw) if f]
+    with_findings = [(s, m, idx, f, st) for (s, m, _), idx, (f, st) in zip(modules, indexes, raw) if f]
 
-    def pos():
-        for m, f in with_findings:
-            positions(m, (x.node for x in f))
+    def pos():  # as check_source does it: the statements holding findings, placed in the source
+        for s, m, idx, f, st in with_findings:
+            positions(m, (x.node for x in f), s, engine._places(m, idx, f, st))
 
     t_pos, _ = best_of(repeat, pos)
-    t_noqa, _ = best_of(repeat, lambda: [Suppressions(s) for (_, s, _), f in zip(modules, raw) if f])
-    reports = our_check([p for p, _, _ in modules], options)
+    t_noqa, _ = best_of(repeat, lambda: [Suppressions(s) for s, *_ in with_findings])
+    return [t_visit, t_plain, t_index, t_summary, t_rules, t_pos, t_noqa], len(with_findings)
+
+
+def breakdown(sources, options, reports, repeat: int, chunk: int = 200) -> List[Tuple[str, object]]:
+    """Stages timed alone on the files past the prefilter, parsed beforehand (in chunks, to keep
+    memory flat), then the cross-file hot-path classification on the reports of run (b)."""
+    kept = [(p, s) for p, s in sources if any(w in s for w in engine.PREFILTER)]
+    rules_classes = select_rules(options.select, options.ignore)
+    totals = [0.0] * len(STAGES)
+    with_findings = 0
+    for i in range(0, len(kept), chunk):
+        times, n = _stage_times(kept[i:i + chunk], options, rules_classes, repeat)
+        totals = [a + b for a, b in zip(totals, times)]
+        with_findings += n
     config = all_codes_config()
 
     def classify():
@@ -139,16 +161,9 @@ def breakdown(sources, options, repeat: int) -> List[Tuple[str, float]]:
         return engine.classify(reports, graph, config.include_cold)
 
     t_hot, _ = best_of(repeat, classify)
-    rows += [
-        ("LibCST empty CSTVisitor pass (reference)", t_visit),
-        ("our empty walk (torchsync_lint.walk)", t_plain),
-        ("index walk (FileIndex)", t_index),
-        ("call-graph summary", t_summary),
-        ("rule walk (all rules + inference)", t_rules),
-        (f"positions ({len(with_findings)} files with findings)", t_pos),
-        ("noqa scan", t_noqa),
-        ("hot-path classification (all files)", t_hot),
-    ]
+    rows: List[Tuple[str, object]] = [("files past prefilter", len(kept)), ("files with findings", with_findings)]
+    rows += list(zip(STAGES, totals))
+    rows.append(("hot-path classification (all files)", t_hot))
     return rows
 
 
@@ -158,6 +173,9 @@ def main(argv=None) -> int:
     p.add_argument("--limit", type=int, default=None, help="only the first N files (sorted walk order)")
     p.add_argument("--repeat", type=int, default=1, help="repeat each timing, keep the fastest")
     p.add_argument("--jobs", type=int, default=None, help="workers for the parallel run (default: all cores)")
+    p.add_argument("--no-single", action="store_true",
+                   help="skip (b) and the breakdown: only the parallel runs, for a many-core machine")
+    p.add_argument("--cache", action="store_true", help="also time runs with a report cache (cold, then warm)")
     p.add_argument("--profile", metavar="N", type=int, nargs="?", const=25, default=None,
                    help="also cProfile the single-process check and print the top N functions")
     args = p.parse_args(argv)
@@ -175,19 +193,30 @@ def main(argv=None) -> int:
     jobs = args.jobs or os.cpu_count() or 1
     n = len(files)
     t_parse, _ = best_of(args.repeat, lambda: bare_parse(sources))
-    t_ours, _ = best_of(args.repeat, lambda: our_check(files, options))
+    t_ours, reports = (None, None) if args.no_single else best_of(args.repeat, lambda: our_check(files, options))
     t_par, result = best_of(args.repeat, lambda: engine.lint_paths(files, config, jobs=jobs), time.perf_counter)
+    rows = [("(a) bare libcst.parse_module, 1 process, CPU", t_parse),
+            ("(b) engine.check_file, 1 process, CPU", t_ours or float("nan")),
+            (f"(c) engine.lint_paths, {jobs} processes, wall", t_par)]
+    if args.cache:
+        with tempfile.TemporaryDirectory() as cache_dir:
+            t_fill, _ = best_of(1, lambda: engine.lint_paths(files, config, jobs=jobs, cache_dir=cache_dir),
+                                time.perf_counter)
+            t_warm, warm = best_of(args.repeat, lambda: engine.lint_paths(files, config, jobs=jobs, cache_dir=cache_dir),
+                                   time.perf_counter)
+        assert [f.to_json() for f in warm.findings] == [f.to_json() for f in result.findings]
+        rows += [("(d) same, filling a report cache, wall", t_fill), ("(e) same, every report cached, wall", t_warm)]
 
     print(f"corpus: {args.corpus}  files: {n}  rules: {len(options.select)}  cores: {jobs}  repeat: {args.repeat}")
     print(f"{'measure':44} {'seconds':>9} {'files/s':>9} {'x parse':>8}")
-    for label, t in (("(a) bare libcst.parse_module, 1 process, CPU", t_parse),
-                     ("(b) engine.check_file, 1 process, CPU", t_ours),
-                     (f"(c) engine.lint_paths, {jobs} processes, wall", t_par)):
+    for label, t in rows:
         print(f"{label:44} {t:9.2f} {n / t:9.1f} {t / t_parse:8.2f}")
     print(f"findings: {len(result.findings)}  errors: {len(result.errors)}")
+    if args.no_single:
+        return 0
     print()
     print(f"breakdown (pieces timed alone, x = share of bare parse time of all {n} files)")
-    for label, t in breakdown(sources, options, args.repeat):
+    for label, t in breakdown(sources, options, reports, args.repeat):
         if isinstance(t, int):
             print(f"  {label:44} {t:9d}")
         else:

@@ -167,10 +167,12 @@ def _findings(source: str, path: str):
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
 def test_fast_paths_find_what_the_plain_paths_find(path, monkeypatch):
-    """The fast walk + memoised context against LibCST's visit + the evaluator asked each time."""
+    """The fast walk + memoised context + per-statement positions against LibCST's visit + the
+    evaluator asked each time + positions from generating the whole module."""
     source = path.read_text(encoding="utf-8")
     fast = _findings(source, str(path))
-    monkeypatch.setattr(engine._Walker, "run", lambda self, module: module.visit(self))
+    monkeypatch.setattr(engine._Walker, "run", lambda self, module: module.visit(self) and {})
+    monkeypatch.setattr(engine, "_places", lambda *args: None)
     monkeypatch.setattr(engine.walk, "visit", lambda module, visitor: module.visit(visitor))
     monkeypatch.setattr(FileContext, "value", lambda self, expr: self.evaluator.infer(expr, self.scope))
     monkeypatch.setattr(FileContext, "qualname", lambda self, expr: self.aliases.qualify(expr))
@@ -190,3 +192,117 @@ def test_value_memo_is_dropped_when_a_name_is_rebound():
     )
     got = [(f.line, f.code) for f in engine.lint_source(source, "m.py", Config(select=["TSL001"]))]
     assert got == [(4, "TSL001")]
+
+
+def test_forward_input_declared_as_another_class_is_not_a_tensor():
+    """transformers' Sam2VideoModel.forward(self, inference_session: Sam2VideoInferenceSession):
+    the first forward input is a tensor only when nothing says otherwise."""
+    source = (
+        "import torch\n"
+        "class M(torch.nn.Module):\n"
+        "    def forward(self, session: InferenceSession, x):\n"
+        "        if session.get_obj_num() == 0:  # ok: a session object, not a tensor\n"
+        "            return x\n"
+        "        return [x for _ in range(session.count())]\n"
+        "    def other(self, frames: 'torch.Tensor'):\n"
+        "        pass\n"
+    )
+    assert _findings(source, "m.py") == []
+
+
+def _every_node_by_statement(module):
+    """All nodes (tokens aside) with their top-level statement."""
+    owner = {}
+    nodes = []
+    for stmt in module.body:
+        seen = []
+        walk.Walker({n: [seen.append] for n in ALL_TYPES}, {}).walk(stmt)
+        for node in seen:
+            if type(node) not in walk.inert_classes() or type(node).__name__ == "Name":
+                owner[id(node)] = stmt
+                nodes.append(node)
+    return nodes, owner
+
+
+POSITION_CASES = {
+    **SOURCES,
+    "no final newline": "import torch\nx = torch.ones(2)\ny = x.item()",
+    "duplicate statements": "y = x.item()\ndef f():\n    y = x.item()\ny = x.item()\n",
+    "crlf": "import torch\r\nx = t.item()\r\nif x:\r\n    y = t[0]\r\n",
+    "trailing comment": "x = t.item()\n# the end\n",
+    "continuation": "x = t \\\n    .item()\nz = (\n  a[1]\n)\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(POSITION_CASES))
+def test_positions_per_statement_match_whole_module(name):
+    from torchsync_lint.positions import positions
+
+    source = POSITION_CASES[name]
+    module = cst.parse_module(source)
+    nodes, owner = _every_node_by_statement(module)
+    fast = positions(module, nodes, source, {k: [(stmt, "")] for k, stmt in owner.items()})
+    slow = positions(module, nodes)
+    assert {id(n): fast.get(n) for n in nodes} == {id(n): slow.get(n) for n in nodes}
+
+
+NESTED = '''\
+import torch
+class M(torch.nn.Module):
+  def forward(self, x):
+    def inner(t):
+        return t.item()
+    if x.sum():
+        def under_if(t):
+            return t.item()
+    return inner(x) + x.item()
+  def other(self, x):
+    return x.item()
+def top(x):
+	return x.item()
+class M2(torch.nn.Module):
+  def forward(self, x):
+    return x.item()
+class M3(torch.nn.Module):
+  def forward(self, x):
+    return x.item()
+'''
+
+
+@pytest.mark.parametrize("source", [NESTED, NESTED.replace("\n", "\r\n")], ids=["lf", "crlf"])
+def test_positions_from_function_statements(source, monkeypatch):
+    """Each finding placed through its function (methods, nested defs, tabs, a def under an
+    `if`, duplicate method text) where it was placed from the whole module before."""
+    fast = _findings(source, "m.py")
+    monkeypatch.setattr(engine, "_places", lambda *args: None)
+    assert fast == _findings(source, "m.py")
+    assert [f[0] for f in fast if f[4] == "TSL001"] == [5, 8, 9, 11, 13, 16, 19]
+
+
+def test_report_cache_reuses_unchanged_files_only(tmp_path, monkeypatch):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    model = pkg / "model.py"
+    model.write_text("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return x.item()\n")
+    (pkg / "train.py").write_text("from .model import M\ndef helper(t):\n    return t.tolist()\n")
+    cache_dir = str(tmp_path / "cache")
+    config = Config(select=list(all_rules()))
+
+    def run():
+        return [(f.path, f.line, f.code, f.temperature) for f in engine.lint_paths([str(pkg)], config, jobs=1,
+                                                                                  cache_dir=cache_dir).findings]
+
+    first = run()
+    assert first and first == [(f.path, f.line, f.code, f.temperature)
+                               for f in engine.lint_paths([str(pkg)], config, jobs=1).findings]
+    checked = []
+    real = engine._check_data
+    monkeypatch.setattr(engine, "_check_data", lambda data, path, options: checked.append(path) or real(data, path, options))
+    assert run() == first and checked == []  # every report from the cache
+    model.write_text(model.read_text().replace("x.item()", "x"))
+    second = run()
+    assert checked == [str(model)] and all(p != str(model) for p, *_ in second)
+    config.select = ["TSL002"]  # other options, other keys: every file checked again
+    assert {c for _p, _l, c, _t in run()} <= {"TSL002"}
+    assert len(checked) == 1 + 3

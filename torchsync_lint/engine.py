@@ -20,12 +20,14 @@ from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence,
 import libcst as cst
 
 from torchsync_lint import walk
+from torchsync_lint.cache import ReportCache
+from torchsync_lint.cache import key as cache_key
 from torchsync_lint.config import Config
 from torchsync_lint.finding import FileError, Finding, LintResult
 from torchsync_lint.inference.context import FileContext
 from torchsync_lint.inference.evaluate import Evaluator
 from torchsync_lint.inference.hotness import CallGraph, FileSummary, summarise
-from torchsync_lint.inference.index import FileIndex
+from torchsync_lint.inference.index import FileIndex, FunctionInfo
 from torchsync_lint.noqa import Suppressions
 from torchsync_lint.positions import positions
 from torchsync_lint.registry import select_rules
@@ -119,8 +121,20 @@ class _Walker(cst.CSTVisitor):
         self.visits = walk.merge([pre] + [v for v, _ in tables])
         self.leaves = walk.merge([lv for _, lv in tables] + [post])
 
-    def run(self, module: cst.Module) -> None:
-        walk.Walker(self.visits, self.leaves).walk(module)
+    def run(self, module: cst.Module) -> Dict[int, cst.CSTNode]:
+        """Walk the module; return id(reported node) -> the top-level statement holding it."""
+        findings = self.ctx.findings
+        statements: Dict[int, cst.CSTNode] = {}
+        done = 0
+
+        def after_statement(stmt: cst.CSTNode) -> None:
+            nonlocal done
+            for raw in findings[done:]:
+                statements[id(raw.node)] = stmt
+            done = len(findings)
+
+        walk.Walker(self.visits, self.leaves).walk_module(module, after_statement)
+        return statements
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         for fn in self.visits.get(type(node).__name__, ()):
@@ -162,6 +176,45 @@ class _Walker(cst.CSTVisitor):
         self.ctx.bind(node.target, self.ctx.value(node.value))
 
 
+def _function_place(module: cst.Module, info: FunctionInfo) -> Optional[Tuple[cst.CSTNode, str]]:
+    """A function's def statement and the indentation of the blocks around it, when it sits
+    directly in the bodies of its enclosing functions and classes, up to the module."""
+    indents: List[str] = []
+    node, scope = info.node, info.parent or info.cls
+    while scope is not None:
+        body = scope.node.body
+        if type(body) is not cst.IndentedBlock or not any(s is node for s in body.body):
+            return None  # e.g. a def under an `if`: its indentation is not known from here
+        indents.append(module.default_indent if body.indent is None else body.indent)
+        node = scope.node
+        if isinstance(scope, FunctionInfo):
+            scope = scope.parent or scope.cls
+        else:
+            scope = None  # a class: only top-level ones (classes do not record where they sit)
+    if not any(s is node for s in module.body):
+        return None
+    return info.node, "".join(reversed(indents))
+
+
+def _places(module: cst.Module, index: FileIndex, findings, statements: Dict[int, cst.CSTNode]):
+    """For each reported node, the statements to generate for its position, innermost first."""
+    memo: Dict[str, Optional[Tuple[cst.CSTNode, str]]] = {}
+    places = {}
+    for raw in findings:
+        candidates = []
+        if raw.function is not None:
+            if raw.function not in memo:
+                info = index.functions.get(raw.function)
+                memo[raw.function] = _function_place(module, info) if info is not None else None
+            if memo[raw.function] is not None:
+                candidates.append(memo[raw.function])
+        stmt = statements.get(id(raw.node))
+        if stmt is not None:
+            candidates.append((stmt, ""))
+        places[id(raw.node)] = candidates
+    return places
+
+
 @dataclass
 class Options:
     select: Tuple[str, ...] = ()
@@ -197,11 +250,11 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
     ctx = FileContext(index, evaluator, frozenset(options.cold_functions))
     rules = [r(ctx) for r in rules_classes]
     report.hot_only = {r.code: r.hot_only for r in rules_classes}
-    _Walker(ctx, rules).run(module)
+    statements = _Walker(ctx, rules).run(module)
     if not ctx.findings:
         return report
     report.noqa = Suppressions(source)
-    where = positions(module, (f.node for f in ctx.findings))
+    where = positions(module, (f.node for f in ctx.findings), source, _places(module, index, ctx.findings, statements))
     seen = set()
     for raw in ctx.findings:
         rng = where.get(raw.node)
@@ -220,12 +273,27 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
     return report
 
 
-def check_file(path: str, options: Options) -> FileReport:
+def check_file(path: str, options: Options, cache_dir: Optional[str] = None) -> FileReport:
+    """Check one file; with ``cache_dir``, reuse the report of a run on the same bytes, path,
+    package, options and linter code (see ``cache``)."""
     try:
         with open(path, "rb") as fh:
             data = fh.read()
     except OSError as exc:
         return FileReport(path, error=FileError(path, f"cannot read: {exc.strerror or exc}"))
+    if cache_dir is None:
+        return _check_data(data, path, options)
+    store = ReportCache(cache_dir)
+    k = cache_key(data, path, module_name_for(path)[0], options)
+    report = store.get(k)
+    if report is None:
+        report = _check_data(data, path, options)
+        if report.error is None or report.error.message.startswith("syntax error"):
+            store.put(k, report)  # never keep an internal error: the next run may be fixed
+    return report
+
+
+def _check_data(data: bytes, path: str, options: Options) -> FileReport:
     try:
         source = decode(data, path)
     except ValueError as exc:
@@ -294,8 +362,11 @@ def _suppress(findings: List[Finding], sources: Dict[str, Suppressions], config:
 
 
 def lint_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None,
-               on_note: Optional[Callable[[str], None]] = None) -> LintResult:
+               on_note: Optional[Callable[[str], None]] = None, cache_dir: Optional[str] = None) -> LintResult:
+    """Lint files and folders. ``cache_dir`` (or ``config.cache_dir``) keeps per-file reports
+    between runs; None checks every file."""
     result = LintResult()
+    cache_dir = cache_dir or getattr(config, "cache_dir", None)
     options = Options(tuple(config.select), tuple(config.ignore), tuple(config.hot_functions),
                       tuple(config.cold_functions))
     files: List[str] = []
@@ -308,9 +379,10 @@ def lint_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None,
     jobs = jobs or os.cpu_count() or 1
     if jobs > 1 and len(files) >= 16:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            reports = list(pool.map(check_file, files, [options] * len(files), chunksize=8))
+            reports = list(pool.map(check_file, files, [options] * len(files), [cache_dir] * len(files),
+                                    chunksize=8))
     else:
-        reports = [check_file(f, options) for f in files]
+        reports = [check_file(f, options, cache_dir) for f in files]
     result.files_checked = len(files)
     graph = CallGraph((r.summary for r in reports if r.summary is not None), config.hot_functions)
     for r in reports:

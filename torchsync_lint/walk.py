@@ -43,7 +43,7 @@ def _concrete_node_classes() -> List[type]:
     return out
 
 
-def _node_types_in(annotation, concrete: List[type]) -> Optional[Set[type]]:
+def _node_types_in(annotation, subclasses: Callable[[type], frozenset]) -> Optional[Set[type]]:
     """Concrete node classes a field annotation admits; None when it cannot be read."""
     found: Set[type] = set()
     todo = [annotation]
@@ -56,28 +56,43 @@ def _node_types_in(annotation, concrete: List[type]) -> Optional[Set[type]]:
             todo.extend(args)
         elif inspect.isclass(t):
             if issubclass(t, cst.CSTNode):
-                found.update(c for c in concrete if issubclass(c, t))
+                found |= subclasses(t)
         elif isinstance(t, (str, typing.ForwardRef)):
             return None
     return found
 
 
-def _inert_classes() -> Dict[type, frozenset]:
+def _inert_classes() -> Tuple[Dict[type, frozenset], Dict[type, Dict[str, frozenset]]]:
     """Node classes whose whole subtree is tokens and layout (a Name and its parentheses, a
-    comma and its whitespace), each with every class that can occur in its subtree. Worked out
-    from LibCST's field annotations; a class whose annotations cannot be read is never inert."""
+    comma and its whitespace), each with every class that can occur in its subtree; and per
+    class, the classes each field admits. Worked out from LibCST's field annotations; a class
+    whose annotations cannot be read is never inert, a field that cannot be read is not listed."""
     concrete = _concrete_node_classes()
-    children: Dict[type, Optional[Set[type]]] = {}
+    below: Dict[type, Set[type]] = {}  # class -> its concrete subclasses (by MRO: no ABC checks)
     for c in concrete:
+        for base in c.__mro__:
+            below.setdefault(base, set()).add(c)
+
+    def subclasses(t: type) -> frozenset:
+        return frozenset(below.get(t, ()))
+
+    children: Dict[type, Optional[Set[type]]] = {}
+    fields: Dict[type, Dict[str, frozenset]] = {}
+    for c in concrete:
+        fields[c] = {}
         try:
-            hints = typing.get_type_hints(c, vars(sys.modules[c.__module__]))
+            types = {f.name: f.type for f in dataclasses.fields(c)}
+            if any(isinstance(t, str) for t in types.values()):  # postponed annotations
+                types = typing.get_type_hints(c, vars(sys.modules[c.__module__]))
             kinds: Optional[Set[type]] = set()
-            for f in dataclasses.fields(c):
-                got = _node_types_in(hints.get(f.name), concrete)
+            for name, t in types.items():
+                got = _node_types_in(t, subclasses)
                 if got is None:
                     kinds = None
-                    break
-                kinds |= got
+                    continue
+                fields[c][name] = frozenset(got)
+                if kinds is not None:
+                    kinds |= got
         except Exception:
             kinds = None
         children[c] = kinds
@@ -99,10 +114,10 @@ def _inert_classes() -> Dict[type, frozenset]:
                     seen.add(k)
                     todo.append(k)
         reach[c] = frozenset(seen)
-    return reach
+    return reach, fields
 
 
-_INERT: Optional[Dict[type, frozenset]] = None
+_INERT: Optional[Tuple[Dict[type, frozenset], Dict[type, Dict[str, frozenset]]]] = None
 
 
 def inert_classes() -> Dict[type, frozenset]:
@@ -111,7 +126,13 @@ def inert_classes() -> Dict[type, frozenset]:
     global _INERT
     if _INERT is None:
         _INERT = _inert_classes()
-    return _INERT
+    return _INERT[0]
+
+
+def field_classes(t: type) -> Dict[str, frozenset]:
+    """field -> the node classes it admits, for the fields of ``t`` whose annotation is readable."""
+    inert_classes()
+    return _INERT[1].get(t, {})
 
 
 class _FieldRecorder(cst.CSTVisitor):
@@ -208,17 +229,21 @@ class Walker:
     def _plan(self, node: cst.CSTNode) -> tuple:
         t = type(node)
         name = t.__name__
-        plan = (tuple(self.visits.get(name, ())), tuple(self.leaves.get(name, ())), child_fields(node))
+        admits = field_classes(t)
+        # fields that can only hold skipped subtrees (parentheses, whitespace) are not even read
+        fields = tuple(f for f in child_fields(node) if not (admits.get(f) and admits[f] <= self.skip))
+        plan = (tuple(self.visits.get(name, ())), tuple(self.leaves.get(name, ())), fields)
         self._plans[t] = plan
         return plan
 
-    def walk(self, node: cst.CSTNode) -> None:
+    def _walker(self) -> Callable[[cst.CSTNode], None]:
         plans = self._plans
         skip = self.skip
         prune = self.prune
+        make_plan = self._plan
 
         def walk(node: cst.CSTNode) -> None:
-            plan = plans.get(type(node)) or self._plan(node)
+            plan = plans.get(type(node)) or make_plan(node)
             enter = True
             for fn in plan[0]:
                 if fn(node) is False and prune:
@@ -238,7 +263,28 @@ class Walker:
             for fn in plan[1]:
                 fn(node)
 
-        walk(node)
+        return walk
+
+    def walk(self, node: cst.CSTNode) -> None:
+        self._walker()(node)
+
+    def walk_module(self, module: cst.Module, after_statement: Callable[[cst.CSTNode], None]) -> None:
+        """``walk(module)``, calling ``after_statement(stmt)`` once each top-level statement is done."""
+        walk = self._walker()
+        plan = self._plans.get(cst.Module) or self._plan(module)
+        enter = True
+        for fn in plan[0]:
+            if fn(module) is False and self.prune:
+                enter = False
+        if enter:
+            for name in plan[2]:  # header, body, footer: sequences
+                for child in getattr(module, name):
+                    if type(child) not in self.skip:
+                        walk(child)
+                    if name == "body":
+                        after_statement(child)
+        for fn in plan[1]:
+            fn(module)
 
 
 def visit(node: cst.CSTNode, visitor: object) -> None:

@@ -233,7 +233,8 @@ class Evaluator:
                         v = d if passed is None else join(d, passed)
                     elif v.kind == UNKNOWN:
                         v = d if d.kind != NONE else UNKNOWN_VALUE
-                elif v.kind == UNKNOWN and takes_tensors and func.name not in STEP_HOOKS:
+                elif (v.kind == UNKNOWN and takes_tensors and func.name not in STEP_HOOKS
+                      and not self._names_a_class(param)):
                     # `forward(self, x, ...)`: the first input is the data, a tensor; later unannotated
                     # ones are tensors by convention only (flags and sizes come in too)
                     first = i == (1 if func.is_method and not is_static else 0)
@@ -250,6 +251,18 @@ class Evaluator:
             return out
         finally:
             self._busy.discard(key)
+
+    def _names_a_class(self, param: cst.Param) -> bool:
+        """``session: InferenceSession``: a parameter declared as some class other than a tensor."""
+        ann = param.annotation.annotation if param.annotation is not None else None
+        if isinstance(ann, cst.SimpleString):
+            try:
+                ann = cst.parse_expression(str(ann.evaluated_value))
+            except Exception:
+                return False
+        name = (self.aliases.qualify(ann) or _dotted(ann) or "") if ann is not None else ""
+        last = name.split(".")[-1]
+        return last[:1].isupper() and last not in ("Any", "Tensor") and not name.startswith("torch.")
 
     def declared(self, func: FunctionInfo) -> Dict[str, Value]:
         """Parameters' declared types: annotations, else a PEP 484 ``# type: (...) -> ...`` comment."""

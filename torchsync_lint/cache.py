@@ -1,0 +1,80 @@
+"""Reports of unchanged files, kept between runs.
+
+A file's whole ``FileReport`` (findings, per-finding temperatures, its call-graph summary, noqa
+comments) depends only on its bytes, its path and package (the module name), the options that
+reach ``check_source`` and the linter's own code. All of these go into the key, so a hit is
+exactly what checking the file again would give; hot paths across files are still resolved on
+every run, from the cached summaries. Entries are pickles written atomically; an unreadable one
+is a miss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import sys
+import tempfile
+from functools import lru_cache
+import libcst
+
+FORMAT = 1
+
+
+@lru_cache(maxsize=None)
+def code_fingerprint() -> str:
+    """The linter's own code (every module of the package), LibCST's and Python's versions."""
+    h = hashlib.sha256(f"{FORMAT}|{sys.version}|{getattr(libcst, '__version__', '')}".encode())
+    root = os.path.dirname(os.path.abspath(__file__))
+    for folder, dirs, files in sorted(os.walk(root)):
+        dirs.sort()
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                h.update(os.path.relpath(path, root).encode())
+                with open(path, "rb") as fh:
+                    h.update(fh.read())
+    return h.hexdigest()
+
+
+def key(data: bytes, path: str, module_name: str, options: object) -> str:
+    h = hashlib.sha256()
+    for part in (code_fingerprint(), os.path.abspath(path), path, module_name, repr(options)):
+        h.update(part.encode("utf-8", "surrogateescape"))
+        h.update(b"\0")
+    h.update(data)
+    return h.hexdigest()
+
+
+class ReportCache:
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+
+    def _file(self, k: str) -> str:
+        return os.path.join(self.directory, k[:2], k + ".pickle")
+
+    def get(self, k: str):
+        try:
+            with open(self._file(k), "rb") as fh:
+                return pickle.load(fh)
+        except Exception:  # missing, truncated or from another version: check the file again
+            return None
+
+    def put(self, k: str, report: object) -> None:
+        target = self._file(k)
+        tmp = None
+        try:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump(report, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, target)
+            tmp = None
+        except (OSError, pickle.PicklingError):
+            pass  # a read-only or full disk only costs speed
+        finally:
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
