@@ -60,6 +60,8 @@ def host_sequence(v: Value) -> Optional[str]:
     if v.kind in (LIST, TUPLE):
         if any(e.kind in (TENSOR, TENSOR_SEQ, UNKNOWN) for e in v.elts):
             return None  # a sequence of tensors is read as a tuple of index tensors
+        if not v.elts and (v.item is None or v.item.kind in (TENSOR, TENSOR_SEQ, UNKNOWN)):
+            return None  # members unknown: may be slices or tensors (esmfold's list of slice())
         return "a Python list" if v.kind == LIST else "a Python tuple"
     if v.kind == NDARRAY:
         return "a numpy array"

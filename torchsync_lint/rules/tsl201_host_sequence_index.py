@@ -51,8 +51,9 @@ class HostSequenceIndex(Rule):
     ## Known problems
     `x[0, 2]` (plain integers) and slices are not sequences and are never reported, nor is a
     list of tensors (PyTorch reads it as a tuple of index tensors). A list whose members
-    inference cannot see (built elsewhere) is taken to hold integers: a list of slices used as a
-    multi-dimensional index is reported wrongly (pass `tuple(slices)`, as NumPy asks too). A
+    inference cannot see (a comprehension, a helper's result) is not reported: it may hold
+    slices or tensors (transformers' esmfold indexes with a list of `slice()`), so a list of
+    integers built that way is missed. A
     0-dim CPU integer tensor index does not sync but is reported when inference cannot see
     that it has no dimensions. The
     indexed value must be a tensor not known to be on the CPU; a value inference cannot type
