@@ -126,7 +126,7 @@ def _stage_times(chunk, options, rules_classes, repeat: int) -> Tuple[List[float
         for (_, m, _), idx in zip(modules, indexes):
             ev = Evaluator(idx, frozenset(options.hot_functions))
             ctx = FileContext(idx, ev, frozenset(options.cold_functions))
-            statements = engine._Walker(ctx, [r(ctx) for r in rules_classes]).run(m)
+            statements = engine.RuleWalker(ctx, [r(ctx) for r in rules_classes]).run(m)
             out.append((ctx.findings, statements))
         return out
 

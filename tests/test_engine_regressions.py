@@ -171,7 +171,7 @@ def test_fast_paths_find_what_the_plain_paths_find(path, monkeypatch):
     evaluator asked each time + positions from generating the whole module."""
     source = path.read_text(encoding="utf-8")
     fast = _findings(source, str(path))
-    monkeypatch.setattr(engine._Walker, "run", lambda self, module: module.visit(self) and {})
+    monkeypatch.setattr(engine.RuleWalker, "run", lambda self, module: module.visit(self) and {})
     monkeypatch.setattr(engine, "_places", lambda *args: None)
     monkeypatch.setattr(engine.walk, "visit", lambda module, visitor: module.visit(visitor))
     monkeypatch.setattr(FileContext, "value", lambda self, expr: self.evaluator.infer(expr, self.scope))

@@ -1,7 +1,6 @@
 """The flake8 plugin: same findings as the CLI, flake8's noqa and config apply, one LibCST parse."""
 
 import ast
-import os
 import subprocess
 import sys
 import textwrap

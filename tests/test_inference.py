@@ -27,9 +27,9 @@ def probe(source: str, module: str = "m"):
             if isinstance(node.func, cst.Name) and node.func.value == "probe":
                 seen.append(self.ctx.value(node.args[0].value))
 
-    from torchsync_lint.engine import _Walker
+    from torchsync_lint.engine import RuleWalker
 
-    tree.visit(_Walker(ctx, [Probe(ctx)]))
+    tree.visit(RuleWalker(ctx, [Probe(ctx)]))
     return seen
 
 

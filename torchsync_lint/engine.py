@@ -89,7 +89,7 @@ def python_syntax_error(source: str, path: str) -> Optional[FileError]:
     return None
 
 
-class _Walker(cst.CSTVisitor):
+class RuleWalker(cst.CSTVisitor):
     """Calls every rule's visit_/leave_ methods from one traversal and keeps the context current.
 
     Callbacks are looked up per node type once (``walk.Walker``): the context's bookkeeping
@@ -250,7 +250,7 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
     ctx = FileContext(index, evaluator, frozenset(options.cold_functions))
     rules = [r(ctx) for r in rules_classes]
     report.hot_only = {r.code: r.hot_only for r in rules_classes}
-    statements = _Walker(ctx, rules).run(module)
+    statements = RuleWalker(ctx, rules).run(module)
     if not ctx.findings:
         return report
     report.noqa = Suppressions(source)

@@ -14,6 +14,7 @@ import libcst as cst
 
 from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference.index import STEP_HOOKS, ClassInfo, FileIndex, FunctionInfo
+from torchsync_lint.inference.names import dotted
 from torchsync_lint.inference.values import (
     CPU,
     CUDA,
@@ -260,7 +261,7 @@ class Evaluator:
                 ann = cst.parse_expression(str(ann.evaluated_value))
             except Exception:
                 return False
-        name = (self.aliases.qualify(ann) or _dotted(ann) or "") if ann is not None else ""
+        name = (self.aliases.qualify(ann) or dotted(ann) or "") if ann is not None else ""
         last = name.split(".")[-1]
         return last[:1].isupper() and last not in ("Any", "Tensor") and not name.startswith("torch.")
 
@@ -407,7 +408,7 @@ class Evaluator:
             except Exception:
                 return UNKNOWN_VALUE
         if isinstance(ann, cst.Subscript):
-            head = self.aliases.qualify(ann.value) or _dotted(ann.value) or ""
+            head = self.aliases.qualify(ann.value) or dotted(ann.value) or ""
             last = head.split(".")[-1]
             inner = [e.slice.value for e in ann.slice if isinstance(e.slice, cst.Index)]
             if last in ("Optional", "Annotated", "Final") and inner:
@@ -433,7 +434,7 @@ class Evaluator:
             return b if a.kind == NONE else a if b.kind == NONE else join(a, b)
         if isinstance(ann, cst.Name) and ann.value == "None":
             return Value(NONE)
-        name = self.aliases.qualify(ann) or _dotted(ann) or ""
+        name = self.aliases.qualify(ann) or dotted(ann) or ""
         last = name.split(".")[-1]
         if name.startswith("torch.") or last == "Tensor" or name in ("Tensor",):
             if last in TYPED_TENSORS:
@@ -959,7 +960,7 @@ class Evaluator:
                 dtype = DTYPE_NAMES.get((self.aliases.qualify(a.value) or "").split(".")[-1])
                 continue
             v = self.infer(a.value, scope)
-            if v.kind == DTYPE or (v.kind == UNKNOWN and "dtype" in (_dotted(a.value) or "").split(".")[-1]):
+            if v.kind == DTYPE or (v.kind == UNKNOWN and "dtype" in (dotted(a.value) or "").split(".")[-1]):
                 # `.to(self.dtype)` / `.to(dtype_float)`: a dtype by name, not a device
                 name = (self.aliases.qualify(a.value) or "").split(".")[-1]
                 dtype = DTYPE_NAMES.get(name)
@@ -970,11 +971,6 @@ class Evaluator:
                 device = None if d == "?" else d
         return tensor(device, dtype, host_data=recv.host_data and device == CPU)
 
-
-def _dotted(node: cst.BaseExpression) -> Optional[str]:
-    from torchsync_lint.inference.names import dotted
-
-    return dotted(node)
 
 
 def _vague_tensors(v: Value) -> bool:

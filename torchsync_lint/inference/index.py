@@ -189,9 +189,6 @@ class FileIndex(cst.CSTVisitor):
         if node.value is not None:
             self._record_self_attr(node.target, node.value)
 
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        pass  # x += y keeps what x is
-
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
         self._bindings().append(("assign", [node.target], node.value))
 

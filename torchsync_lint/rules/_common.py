@@ -7,6 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from torchsync_lint.inference.values import CPU, LIST, TENSOR_SEQ, TUPLE, UNKNOWN, Value
+from torchsync_lint.walk import iter_children
 
 
 def arg(call: cst.Call, position: Optional[int], keyword: Optional[str] = None) -> Optional[cst.Arg]:
@@ -79,7 +80,7 @@ def collect_ids(node: cst.CSTNode, into: set) -> None:
     while stack:
         n = stack.pop()
         into.add(id(n))
-        stack.extend(n.children)
+        stack.extend(iter_children(n))
 
 
 def is_thunk(node: cst.Lambda) -> bool:

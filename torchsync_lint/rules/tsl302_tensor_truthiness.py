@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchsync_lint.inference.values import NUMBER, TENSOR
 from torchsync_lint.rule import Rule
-from torchsync_lint.rules._common import gpu_tensor_by_evidence, holds_gpu_tensor
+from torchsync_lint.rules._common import collect_ids, gpu_tensor_by_evidence, holds_gpu_tensor
 
 # Comparisons whose result is a Python bool whatever the operands (identity).
 IDENTITY = (cst.Is, cst.IsNot)
@@ -90,11 +90,9 @@ class TensorTruthiness(Rule):
         self._asserted: Set[int] = set()  # nodes inside assert statements: TSL301 owns them
 
     def visit_Assert(self, node: cst.Assert) -> None:
-        stack = [node.test] + ([node.msg] if node.msg is not None else [])
-        while stack:
-            n = stack.pop()
-            self._asserted.add(id(n))
-            stack.extend(n.children)
+        collect_ids(node.test, self._asserted)
+        if node.msg is not None:
+            collect_ids(node.msg, self._asserted)
 
     # -- boolean contexts ----------------------------------------------------------------------
     def visit_If(self, node: cst.If) -> None:

@@ -19,7 +19,8 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from torchsync_lint.engine import _Walker, decode, module_name_for
+from torchsync_lint import walk
+from torchsync_lint.engine import RuleWalker, decode, module_name_for
 from torchsync_lint.finding import Finding
 from torchsync_lint.inference.context import FileContext
 from torchsync_lint.inference.evaluate import Evaluator
@@ -651,11 +652,11 @@ def extract_file(path: str, findings: List[Tuple[int, Finding]], hot_functions=(
         targets.setdefault(id(stmt), []).append(key)
     if targets:
         index = FileIndex(module_name, is_package)
-        module.visit(index)
+        walk.visit(module, index)
         evaluator = Evaluator(index, frozenset(hot_functions))
         ctx = FileContext(index, evaluator)
         probe = _Probe(ctx, targets, module, out, codes)
-        module.visit(_Walker(ctx, [probe]))
+        RuleWalker(ctx, [probe]).run(module)
     return out
 
 
