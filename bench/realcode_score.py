@@ -102,7 +102,7 @@ class StatementMap:
 
 def lint(root: str, extra: Tuple[str, ...] = ()) -> List[dict]:
     """The CLI with its default settings (--isolated: no pyproject.toml of ours)."""
-    cmd = [sys.executable, "-m", "torchsync_lint", "--isolated", "--format", "json", "--exit-zero",
+    cmd = [sys.executable, "-m", "torchsync_lint", "--isolated", "--no-respect-gitignore", "--format", "json", "--exit-zero",
            *extra, os.path.join(root, PACKAGE)]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
     if proc.returncode not in (0, 1):

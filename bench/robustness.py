@@ -55,8 +55,8 @@ def main(argv=None) -> int:
     if not os.path.isdir(args.corpus):
         print(f"robustness: no corpus at {args.corpus}; run `python bench/corpus.py` first", file=sys.stderr)
         return 1
-    n_files = sum(1 for _ in engine.iter_python_files([args.corpus], Config()))
-    cmd = [sys.executable, "-m", "torchsync_lint", "--isolated", "--format", "json", "--exit-zero",
+    n_files = sum(1 for _ in engine.iter_python_files([args.corpus], Config(respect_gitignore=False)))
+    cmd = [sys.executable, "-m", "torchsync_lint", "--isolated", "--no-respect-gitignore", "--format", "json", "--exit-zero",
            "--select", ",".join(all_rules())]
     if args.jobs:
         cmd += ["--jobs", str(args.jobs)]

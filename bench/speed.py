@@ -42,13 +42,13 @@ DEFAULT_CORPUS = os.path.join(HERE, "corpus")
 
 
 def corpus_files(root: str, limit: int | None) -> List[str]:
-    config = Config()  # default excludes only: the repo's pyproject excludes bench/
+    config = Config(respect_gitignore=False)  # default excludes only: bench/corpus is git-ignored
     files = [p for p, _ in engine.iter_python_files([root], config) if p.endswith(".py")]
     return files[:limit] if limit else files
 
 
 def all_codes_config(jobs: int | None = None) -> Config:
-    return Config(select=list(all_rules()))  # every rule, the opinionated ones too
+    return Config(select=list(all_rules()), respect_gitignore=False)  # every rule; bench/corpus is git-ignored
 
 
 def best_of(repeat: int, fn: Callable[[], object], clock: Callable[[], float] = time.process_time):
@@ -175,6 +175,7 @@ def main(argv=None) -> int:
     p.add_argument("--jobs", type=int, default=None, help="workers for the parallel run (default: all cores)")
     p.add_argument("--no-single", action="store_true",
                    help="skip (b) and the breakdown: only the parallel runs, for a many-core machine")
+    p.add_argument("--no-breakdown", action="store_true", help="skip the per-stage breakdown")
     p.add_argument("--cache", action="store_true", help="also time runs with a report cache (cold, then warm)")
     p.add_argument("--profile", metavar="N", type=int, nargs="?", const=25, default=None,
                    help="also cProfile the single-process check and print the top N functions")
@@ -194,9 +195,13 @@ def main(argv=None) -> int:
     n = len(files)
     t_parse, _ = best_of(args.repeat, lambda: bare_parse(sources))
     t_ours, reports = (None, None) if args.no_single else best_of(args.repeat, lambda: our_check(files, options))
+    # the whole run in one process: interfaces of every file, the project pass, hot paths
+    t_whole, _ = (None, None) if args.no_single else best_of(
+        args.repeat, lambda: engine.lint_paths(files, config, jobs=1))
     t_par, result = best_of(args.repeat, lambda: engine.lint_paths(files, config, jobs=jobs), time.perf_counter)
     rows = [("(a) bare libcst.parse_module, 1 process, CPU", t_parse),
             ("(b) engine.check_file, 1 process, CPU", t_ours or float("nan")),
+            ("(b2) engine.lint_paths, whole project, 1 process, CPU", t_whole or float("nan")),
             (f"(c) engine.lint_paths, {jobs} processes, wall", t_par)]
     if args.cache:
         with tempfile.TemporaryDirectory() as cache_dir:
@@ -206,13 +211,14 @@ def main(argv=None) -> int:
                                    time.perf_counter)
         assert [f.to_json() for f in warm.findings] == [f.to_json() for f in result.findings]
         rows += [("(d) same, filling a report cache, wall", t_fill), ("(e) same, every report cached, wall", t_warm)]
+        print(f"warm over cold (e)/(d): {t_warm / t_fill:.3f}")
 
     print(f"corpus: {args.corpus}  files: {n}  rules: {len(options.select)}  cores: {jobs}  repeat: {args.repeat}")
-    print(f"{'measure':44} {'seconds':>9} {'files/s':>9} {'x parse':>8}")
+    print(f"{'measure':54} {'seconds':>9} {'files/s':>9} {'x parse':>8}")
     for label, t in rows:
-        print(f"{label:44} {t:9.2f} {n / t:9.1f} {t / t_parse:8.2f}")
+        print(f"{label:54} {t:9.2f} {n / t:9.1f} {t / t_parse:8.2f}")
     print(f"findings: {len(result.findings)}  errors: {len(result.errors)}")
-    if args.no_single:
+    if args.no_single or args.no_breakdown:
         return 0
     print()
     print(f"breakdown (pieces timed alone, x = share of bare parse time of all {n} files)")

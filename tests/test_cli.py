@@ -52,9 +52,11 @@ def run(capsys, *argv):
 
 
 def codes_at(out):
-    """(path, line, code) of each finding in text output."""
+    """(path, line, code) of each finding in text output (the closing summary line skipped)."""
     got = []
     for line in out.splitlines():
+        if line.startswith("Found "):
+            continue
         path, lineno, _col, rest = line.split(":", 3)
         got.append((path, int(lineno), rest.split()[0]))
     return got
@@ -138,7 +140,7 @@ def test_text_format(project, capsys):
     rc, out, err = run(capsys, "sync.py")
     assert rc == 1 and err == ""
     message = all_rules()["TSL001"].message
-    assert out == f"sync.py:{SYNC_LINE}:{SYNC_COL}: TSL001 {message}\n"
+    assert out == f"sync.py:{SYNC_LINE}:{SYNC_COL}: TSL001 {message}\nFound 1 finding.\n"
 
 
 def test_clean_file_prints_nothing(project, capsys):
@@ -275,7 +277,9 @@ def test_explain_unknown_code(capsys):
 def test_list_rules(capsys):
     rc, out, _ = run(capsys, "--list-rules")
     assert rc == 0
-    assert [line.split()[0] for line in out.splitlines()] == sorted(all_rules())
+    from torchsync_lint.noqa import META_RULES
+
+    assert [line.split()[0] for line in out.splitlines()] == sorted([*all_rules(), *(r.code for r in META_RULES)])
 
 
 @pytest.mark.parametrize("argv, expect", [
@@ -450,4 +454,4 @@ def test_parallel_run_gives_the_same_result(project, capsys):
     serial = run(capsys, "--jobs", "1", "pkg")
     parallel = run(capsys, "--jobs", "2", "pkg")
     assert serial == parallel and serial[0] == 1
-    assert len(serial[1].splitlines()) == 7
+    assert len(codes_at(serial[1])) == 7

@@ -298,7 +298,8 @@ def test_report_cache_reuses_unchanged_files_only(tmp_path, monkeypatch):
                                for f in engine.lint_paths([str(pkg)], config, jobs=1).findings]
     checked = []
     real = engine._check_data
-    monkeypatch.setattr(engine, "_check_data", lambda data, path, options: checked.append(path) or real(data, path, options))
+    monkeypatch.setattr(engine, "_check_data", lambda data, path, options, *rest: checked.append(path) or real(
+        data, path, options, *rest))
     assert run() == first and checked == []  # every report from the cache
     model.write_text(model.read_text().replace("x.item()", "x"))
     second = run()

@@ -4,18 +4,20 @@ A file's whole ``FileReport`` (findings, per-finding temperatures, its call-grap
 comments) depends only on its bytes, its path and package (the module name), the options that
 reach ``check_source`` and the linter's own code. All of these go into the key, so a hit is
 exactly what checking the file again would give; hot paths across files are still resolved on
-every run, from the cached summaries. Entries are pickles written atomically; an unreadable one
-is a miss.
+every run, from the cached summaries. Entries are JSON (``report_data``: nothing read from a
+cache folder is executed), written atomically, and carry their own key; an unreadable, foreign or
+corrupt entry is a miss and is written again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import pickle
+import json
 import sys
 import tempfile
 from functools import lru_cache
+from typing import Optional
 import libcst
 
 FORMAT = 1
@@ -51,26 +53,29 @@ class ReportCache:
         self.directory = directory
 
     def _file(self, k: str) -> str:
-        return os.path.join(self.directory, k[:2], k + ".pickle")
+        return os.path.join(self.directory, k[:2], k + ".json")
 
-    def get(self, k: str):
+    def get(self, k: str) -> Optional[dict]:
         try:
             with open(self._file(k), "rb") as fh:
-                return pickle.load(fh)
-        except Exception:  # missing, truncated or from another version: check the file again
+                entry = json.loads(fh.read().decode("utf-8"))
+        except Exception:  # missing, truncated, not ours: check the file again
             return None
+        if not isinstance(entry, dict) or entry.get("key") != k or not isinstance(entry.get("data"), dict):
+            return None
+        return entry["data"]
 
-    def put(self, k: str, report: object) -> None:
+    def put(self, k: str, data: dict) -> None:
         target = self._file(k)
         tmp = None
         try:
             os.makedirs(os.path.dirname(target), exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump(report, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump({"key": k, "data": data}, fh, separators=(",", ":"))
             os.replace(tmp, target)
             tmp = None
-        except (OSError, pickle.PicklingError):
+        except (OSError, TypeError, ValueError):
             pass  # a read-only or full disk only costs speed
         finally:
             if tmp is not None:

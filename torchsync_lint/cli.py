@@ -8,17 +8,22 @@ import sys
 from typing import List, Optional
 
 from torchsync_lint import __version__
-from torchsync_lint.config import Config, ConfigError, find_pyproject, load
-from torchsync_lint.engine import lint_paths
+from torchsync_lint import adoption
+from torchsync_lint.baseline import BaselineError
+from torchsync_lint.config import Config, ConfigError, RuleSelection, apply_selection, check_code, find_pyproject, load
 from torchsync_lint.finding import LintResult
-from torchsync_lint.output import FORMATS, render
+from torchsync_lint.noqa import META_RULES
+from torchsync_lint.output import FORMATS, Extras, render, statistics
 from torchsync_lint.registry import all_rules, rule_by_key
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 def _codes(text: str) -> List[str]:
-    return [c.strip().upper() for c in text.split(",") if c.strip()]
+    try:
+        return [check_code(c, "code") for c in text.split(",") if c.strip()]
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)[len("code: "):]) from None
 
 
 def _jobs(text: str) -> int:
@@ -40,7 +45,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--select", type=_codes, help="comma-separated code prefixes to enable (e.g. TSL,TSL101)")
     p.add_argument("--ignore", type=_codes, help="comma-separated code prefixes to disable")
     p.add_argument("--extend-select", type=_codes, default=[], help="code prefixes to add to the selection")
-    p.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
+    p.add_argument("--output-format", "--format", dest="format", choices=FORMATS, default="text",
+                   help="output format (default: text; full adds the source line and a caret)")
+    p.add_argument("--output-file", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
+    p.add_argument("--statistics", action="store_true", help="print the number of findings per code instead")
+    p.add_argument("--quiet", "-q", action="store_true", help="print findings only: no summary line, no notes")
+    p.add_argument("--stdin-filename", metavar="NAME", help="the path of the file read from stdin (with '-')")
+    p.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline file")
+    p.add_argument("--write-baseline", metavar="FILE", help="write the current findings to a baseline file")
+    p.add_argument("--add-noqa", action="store_true", help="add '# noqa: CODE' to the line of every finding")
+    p.add_argument("--force-exclude", action="store_true", default=None,
+                   help="apply exclude patterns to files named on the command line too")
+    p.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false", default=None,
+                   help="do not skip files that .gitignore lists")
     p.add_argument("--config", metavar="PYPROJECT", help="read settings from this pyproject.toml")
     p.add_argument("--isolated", action="store_true", help="ignore pyproject.toml settings")
     p.add_argument("--include-cold", action="store_true", default=None,
@@ -53,6 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--explain", metavar="CODE", help="print a rule's documentation and exit")
     p.add_argument("--list-rules", action="store_true", help="list every rule and exit")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    p.add_argument("--fix", action="store_true", help="apply safe fixes to the files, then report what is left")
+    p.add_argument("--unsafe-fixes", action="store_true",
+                   help="with --fix or --diff, also apply unsafe fixes (they can change behaviour)")
+    p.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; change no file")
     p.add_argument("--version", action="version", version=f"torchsync-lint {__version__}")
     from torchsync_lint.verify.cli_options import add_arguments as add_verify_arguments
 
@@ -77,7 +98,8 @@ def explain(key: str) -> int:
 
 
 def list_rules() -> int:
-    for code, rule in all_rules().items():
+    rules = {**all_rules(), **{r.code: r for r in META_RULES}}
+    for code, rule in sorted(rules.items()):
         flag = "" if rule.default_enabled else " (off by default)"
         print(f"{code}  {rule.name:32} {rule.message}{flag}")
     return EXIT_CLEAN
@@ -87,29 +109,36 @@ def configure(args: argparse.Namespace) -> Config:
     """pyproject settings (nearest to the first path), then the command line's. Raises ConfigError."""
     if args.config and not os.path.isfile(args.config):
         raise ConfigError(f"{args.config}: no such file")
-    pyproject = None if args.isolated else (args.config or find_pyproject(args.paths[0]))
+    first = args.paths[0] if args.paths and args.paths[0] != "-" else (args.stdin_filename or ".")
+    pyproject = None if args.isolated else (args.config or find_pyproject(first))
     config = load(pyproject)
-    if args.select is not None:
-        config.select = args.select
-    if args.extend_select:
-        config.select = (config.select or ["TSL"]) + args.extend_select
-    if args.ignore is not None:
-        config.ignore = config.ignore + args.ignore
-    if args.include_cold is not None:
-        config.include_cold = args.include_cold
+    config.layers.append(RuleSelection(args.select, args.extend_select, args.ignore or []))
+    apply_selection(config)
+    for flag in ("include_cold", "force_exclude", "respect_gitignore"):
+        if getattr(args, flag) is not None:
+            setattr(config, flag, getattr(args, flag))
     config.hot_functions = config.hot_functions + args.hot_function
     config.cold_functions = config.cold_functions + args.cold_function
-    for code in config.select + config.ignore:
-        if not code.startswith("TSL"):
-            raise ConfigError(f"{code!r} is not a code prefix like 'TSL' or 'TSL101'")
     return config
 
 
-def report(args: argparse.Namespace, result: LintResult) -> int:
-    """Print findings (stdout) and file errors (stderr); the exit code."""
+def report(args: argparse.Namespace, result: LintResult, extras: Optional[Extras] = None) -> int:
+    """Print findings (stdout or --output-file) and file errors (stderr); the exit code."""
     for err in result.errors:
         print(str(err), file=sys.stderr)
-    sys.stdout.write(render(args.format, result.findings, result.errors))
+    extras = extras or Extras()
+    if getattr(args, "quiet", False):
+        extras.summary = False
+    out = (statistics(result.findings, args.format) if getattr(args, "statistics", False)
+           else render(args.format, result.findings, result.errors, extras))
+    if getattr(args, "output_file", None):
+        try:
+            with open(args.output_file, "w", encoding="utf-8") as fh:
+                fh.write(out)
+        except OSError as exc:
+            return _error(f"{args.output_file}: cannot write: {exc.strerror or exc}")
+    else:
+        sys.stdout.write(out)
     if result.errors:
         return EXIT_ERROR
     if result.findings and not args.exit_zero:
@@ -118,6 +147,13 @@ def report(args: argparse.Namespace, result: LintResult) -> int:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["trace"]:  # `torchsync-lint trace ... -- python train.py`: torchsync_lint/trace_cli.py
+        return __import__("torchsync_lint.trace_cli", fromlist=["main"]).main(argv[1:])
+    if argv and argv[0] == "catalog":  # `torchsync-lint catalog --module mylib.ops`: catalog/cli.py
+        from torchsync_lint.catalog.cli import main as catalog_main
+
+        return catalog_main(argv[1:])
     parser = build_parser()
     try:
         from torchsync_lint.verify.cli_options import normalize_argv
@@ -129,15 +165,34 @@ def main(argv: Optional[List[str]] = None) -> int:
         return explain(args.explain)
     if args.list_rules:
         return list_rules()
+    if not args.paths and args.stdin_filename:
+        args.paths = ["-"]
     if not args.paths:
         parser.print_usage(sys.stderr)
         return _error("no paths given")
     try:
         config = configure(args)
-    except ConfigError as exc:
+        known = adoption.load_baseline(args)
+    except (ConfigError, BaselineError) as exc:
         return _error(str(exc))
-    result = lint_paths(args.paths, config, jobs=args.jobs,
-                        on_note=lambda msg: print(msg, file=sys.stderr))
+    note = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr))
+    try:
+        result, sources = adoption.lint(args, config, note)
+    except adoption.UsageError as exc:
+        return _error(str(exc))
+    if args.fix or args.diff:  # rewrite the files, then report what is left (or print the diff)
+        from torchsync_lint import fix as autofix
+
+        code = autofix.run(args, config, result, lambda msg: print(msg, file=sys.stderr))
+        if code is not None:
+            return code
+        result, sources = adoption.lint(args, config, note)
+    if args.add_noqa:
+        return adoption.write_noqa(result, sources)
+    try:
+        extras = adoption.finish(args, config, result, sources, known)
+    except BaselineError as exc:
+        return _error(str(exc))
     # Steps that add to the result (e.g. runtime verification of the findings) go here.
     from torchsync_lint.verify.cli_options import wanted as verify_wanted
 
@@ -147,8 +202,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         code = cli_verify(args, config, result, lambda msg: print(msg, file=sys.stderr))
         if code is not None:
             return code
-        status = report(args, result)
+        status = report(args, result, extras)
         if args.format == "text":
             sys.stdout.write(summary(result.findings))
         return status
-    return report(args, result)
+    return report(args, result, extras)

@@ -9,25 +9,30 @@ from __future__ import annotations
 
 import ast
 import os
+import sys
+import threading
 import tokenize
 import traceback
 import warnings
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from io import BytesIO
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from torchsync_lint import walk
+from torchsync_lint import report_data, walk
 from torchsync_lint.cache import ReportCache
 from torchsync_lint.cache import key as cache_key
 from torchsync_lint.config import Config
+from torchsync_lint.files import iter_python_files as select_files
 from torchsync_lint.finding import FileError, Finding, LintResult
 from torchsync_lint.inference.context import FileContext
 from torchsync_lint.inference.evaluate import Evaluator
 from torchsync_lint.inference.hotness import CallGraph, FileSummary, summarise
+from torchsync_lint.inference.frequency import EVERY_STEP, ONCE, TEST, combine
 from torchsync_lint.inference.index import FileIndex, FunctionInfo
+from torchsync_lint.inference.interface import extract as extract_interface
 from torchsync_lint.noqa import Suppressions
 from torchsync_lint.positions import positions
 from torchsync_lint.registry import select_rules
@@ -46,10 +51,17 @@ class FileReport:
     hot_only: Dict[str, bool] = field(default_factory=dict)  # code -> rule.hot_only
     cold: List[bool] = field(default_factory=list)  # per finding: in known-cold code
     loop_hot: List[bool] = field(default_factory=list)  # per finding: inside a training loop
+    frequency: List[str] = field(default_factory=list)  # per finding: inference.frequency class
     summary: Optional[FileSummary] = None
     error: Optional[FileError] = None
     note: Optional[str] = None
     noqa: Optional[Suppressions] = None
+    # what other files may ask of this one (``inference.interface``), and what this one asked
+    # of others without an answer yet: references met by the rules, functions whose parameters
+    # only their callers in other files can tell
+    interface: Optional[dict] = None
+    refs: Set[tuple] = field(default_factory=set)
+    open_params: Set[str] = field(default_factory=set)
 
 
 def module_name_for(path: str) -> Tuple[str, bool]:
@@ -99,8 +111,17 @@ class RuleWalker(cst.CSTVisitor):
 
     def __init__(self, ctx: FileContext, rules: Sequence) -> None:
         self.ctx = ctx
+        freq = ctx.frequency
         pre: Dict[str, List[Callable]] = {
-            "FunctionDef": [ctx.enter_function],
+            "FunctionDef": [ctx.enter_function, lambda _node: freq.enter_function()],
+            "If": [ctx.enter_orelse, ctx.enter_if, freq.enter_if],
+            "Else": [ctx.enter_orelse],
+            "IndentedBlock": [freq.enter_block],
+            "SimpleStatementSuite": [freq.enter_block],
+            "ExceptHandler": [freq.enter_handler],
+            "ExceptStarHandler": [freq.enter_handler],
+            "Assert": [freq.enter_assert],
+            "With": [ctx.enter_with],
             "Assign": [self._assign_stores],
             "AugAssign": [self._target_store],
             "AnnAssign": [self._target_store],
@@ -113,7 +134,11 @@ class RuleWalker(cst.CSTVisitor):
             "Assign": [self._bind_assign],
             "AnnAssign": [self._bind_annassign],
             "NamedExpr": [self._bind_named],
-            "FunctionDef": [ctx.leave_function],
+            "FunctionDef": [ctx.leave_function, lambda _node: freq.leave_function()],
+            "IndentedBlock": [freq.leave_block],
+            "SimpleStatementSuite": [freq.leave_block],
+            "With": [ctx.leave_with],
+            "If": [ctx.leave_if],
             "For": [ctx.leave_loop],
             "While": [ctx.leave_loop],
         }
@@ -223,10 +248,20 @@ class Options:
     cold_functions: Tuple[str, ...] = ()
 
 
-def check_source(source: str, path: str, options: Options, module_name: Optional[str] = None) -> FileReport:
-    """Parse and check one file's text. Never raises for bad input: errors come back in the report."""
+def check_source(source: str, path: str, options: Options, module_name: Optional[str] = None,
+                 project=None, want_interface: bool = False) -> FileReport:
+    """Parse and check one file's text. Never raises for bad input: errors come back in the report.
+
+    Without ``project`` the file is checked on its own and its interface is extracted (what it
+    cannot see stays a reference, listed in ``report.refs``); with one (``inference.project``),
+    references to other files are resolved while the rules run (and, with ``want_interface``,
+    the interface is extracted again with what the project told).
+    """
     report = FileReport(path)
     if not any(word in source for word in PREFILTER):
+        if project is None and ("import" in source or "def " in source):
+            # no rule can fire here, but other files may import its names, helpers and re-exports
+            _interface_only(source, path, module_name, report)
         return report
     try:
         module = cst.parse_module(source)
@@ -246,11 +281,16 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
     walk.visit(module, index)
     report.summary = summarise(index)
     rules_classes = select_rules(options.select, options.ignore)
-    evaluator = Evaluator(index, frozenset(options.hot_functions))
+    evaluator = Evaluator(index, frozenset(options.hot_functions), project=project)
     ctx = FileContext(index, evaluator, frozenset(options.cold_functions))
     rules = [r(ctx) for r in rules_classes]
     report.hot_only = {r.code: r.hot_only for r in rules_classes}
     statements = RuleWalker(ctx, rules).run(module)
+    if project is None:
+        report.refs = set(evaluator.refs)
+        report.open_params = set(evaluator.open_params)
+    if project is None or want_interface:
+        report.interface = extract_interface(index, evaluator, report.summary)
     if not ctx.findings:
         return report
     report.noqa = Suppressions(source)
@@ -266,34 +306,89 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
         seen.add(key)
         report.findings.append(
             Finding(path, rng.start.line, rng.start.column + 1, rng.end.line, rng.end.column + 1,
-                    raw.rule.code, raw.rule.name, raw.message, raw.function)
+                    raw.rule.code, raw.rule.name, raw.message, raw.function, fix=raw.fix)
         )
         report.cold.append(raw.cold)
         report.loop_hot.append(raw.hot)
+        report.frequency.append(raw.frequency)
     return report
 
 
-def check_file(path: str, options: Options, cache_dir: Optional[str] = None) -> FileReport:
+def _interface_only(source: str, path: str, module_name: Optional[str], report: FileReport) -> None:
+    try:
+        module = cst.parse_module(source)
+    except Exception:
+        return  # the prefilter path reports syntax errors through CPython's parser
+    if module_name is None:
+        module_name, is_package = module_name_for(path)
+    else:
+        is_package = os.path.basename(path) == "__init__.py"
+    index = FileIndex(module_name, is_package)
+    walk.visit(module, index)
+    report.summary = summarise(index)  # hot paths run through files that never name torch too
+    report.interface = extract_interface(index, Evaluator(index), report.summary)
+
+
+def check_file(path: str, options: Options, cache_dir: Optional[str] = None, project=None,
+               want_interface: bool = False, project_digest: str = "") -> FileReport:
     """Check one file; with ``cache_dir``, reuse the report of a run on the same bytes, path,
-    package, options and linter code (see ``cache``)."""
+    package, options and linter code (see ``cache``); checked with a project, also the same
+    interfaces of every file (``project_digest``)."""
     try:
         with open(path, "rb") as fh:
             data = fh.read()
     except OSError as exc:
         return FileReport(path, error=FileError(path, f"cannot read: {exc.strerror or exc}"))
     if cache_dir is None:
-        return _check_data(data, path, options)
+        return _check_data(data, path, options, project, want_interface)
     store = ReportCache(cache_dir)
-    k = cache_key(data, path, module_name_for(path)[0], options)
-    report = store.get(k)
-    if report is None:
-        report = _check_data(data, path, options)
-        if report.error is None or report.error.message.startswith("syntax error"):
-            store.put(k, report)  # never keep an internal error: the next run may be fixed
+    k = cache_key(data, path, module_name_for(path)[0], (options, project_digest, want_interface))
+    hit = store.get(k)
+    if hit is not None:
+        try:
+            report = report_data.from_json(hit, FileReport)
+            if report.findings:
+                report.noqa = Suppressions(decode(data, path))
+            return report
+        except Exception:  # a corrupt entry: check the file again and overwrite it
+            pass
+    report = _check_data(data, path, options, project, want_interface)
+    if report.error is None or report.error.message.startswith("syntax error"):
+        store.put(k, report_data.to_json(report))  # never keep an internal error: the next run may be fixed
     return report
 
 
-def _check_data(data: bytes, path: str, options: Options) -> FileReport:
+_DEEP_STACK_BYTES = 512 * 1024 * 1024  # address space; only the pages a deep walk touches are used
+_DEEP_RECURSION = 60_000
+
+
+def deep_stack(fn, *args):
+    """``fn(*args)`` on a thread with a large stack and a high recursion limit (restored after)."""
+    out: Dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            out["value"] = fn(*args)
+        except BaseException as exc:  # handed to the caller's thread
+            out["error"] = exc
+
+    old_size = threading.stack_size()
+    old_limit = sys.getrecursionlimit()
+    try:
+        threading.stack_size(_DEEP_STACK_BYTES)
+        sys.setrecursionlimit(max(old_limit, _DEEP_RECURSION))
+        t = threading.Thread(target=target, name="torchsync-lint-deep")
+        t.start()
+        t.join()
+    finally:
+        threading.stack_size(old_size)
+        sys.setrecursionlimit(old_limit)
+    if "error" in out:
+        raise out["error"]  # type: ignore[misc]
+    return out["value"]
+
+
+def _check_data(data: bytes, path: str, options: Options, project=None, want_interface: bool = False) -> FileReport:
     try:
         source = decode(data, path)
     except ValueError as exc:
@@ -301,7 +396,12 @@ def _check_data(data: bytes, path: str, options: Options) -> FileReport:
     if not source.strip():
         return FileReport(path, note="empty file, nothing to check")
     try:
-        report = check_source(source, path, options)
+        try:
+            report = check_source(source, path, options, project=project, want_interface=want_interface)
+        except RecursionError:
+            # valid code can nest deeper than the default stack allows (a chain of 400 functions
+            # each returning the next): once more on a thread with a deep stack
+            report = deep_stack(check_source, source, path, options, None, project, want_interface)
         if report.summary is None and report.error is None:
             # the prefilter skipped it unparsed: still report a broken file (cheap C parser)
             report.error = python_syntax_error(source, path)
@@ -316,35 +416,46 @@ def _check_data(data: bytes, path: str, options: Options) -> FileReport:
 
 
 def iter_python_files(paths: Iterable[str], config: Config) -> Iterator[Tuple[str, bool]]:
-    """(path, given explicitly) for every .py file under ``paths``; missing paths come back as is."""
-    for p in paths:
-        if os.path.isdir(p):
-            for root, dirs, files in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if not config.is_excluded(os.path.join(root, d)))
-                for f in sorted(files):
-                    if f.endswith((".py", ".pyi")) and not config.is_excluded(f):
-                        yield os.path.join(root, f), False
-        else:
-            yield p, True
+    """(path, given explicitly) for every .py file under ``paths``; missing paths come back as is.
+    Excludes, .gitignore and --force-exclude: see ``files``."""
+    return select_files(paths, config)
 
 
-def classify(findings_reports: Iterable[FileReport], graph: CallGraph, include_cold: bool) -> List[Finding]:
+def is_test_file(path: str) -> bool:
+    """``tests/`` and ``test/`` folders, ``test_*.py``, ``*_test.py`` and ``conftest.py``."""
+    parts = os.path.normpath(path).split(os.sep)
+    name = parts[-1]
+    return (any(p in ("tests", "test") for p in parts[:-1]) or name.startswith("test_")
+            or name.endswith("_test.py") or name == "conftest.py")
+
+
+def classify(findings_reports: Iterable[FileReport], graph: CallGraph, include_cold: bool,
+             hidden: Optional[List[Finding]] = None, hot_tests: bool = False) -> List[Finding]:
+    """Label every finding with its temperature and frequency class; return those the report
+    shows (every-step code that is hot or of unknown temperature; everything with
+    ``include_cold``). Findings left out go to ``hidden`` when given."""
     out: List[Finding] = []
     for rep in findings_reports:
-        for finding, cold, loop_hot in zip(rep.findings, rep.cold, rep.loop_hot):
+        test_file = not hot_tests and is_test_file(rep.path)
+        freqs = rep.frequency or [EVERY_STEP] * len(rep.findings)
+        for finding, cold, loop_hot, freq in zip(rep.findings, rep.cold, rep.loop_hot, freqs):
             if loop_hot or graph.is_hot(finding.function):
                 finding.temperature = "hot"
             elif cold:
                 finding.temperature = "cold"
             else:
                 finding.temperature = "unknown"
-            if finding.temperature == "hot":
-                out.append(finding)
+            if test_file:
+                freq = TEST
             elif finding.temperature == "cold":
-                if include_cold:
-                    out.append(finding)
-            elif not rep.hot_only.get(finding.code, False) or include_cold:
+                freq = combine(ONCE, freq)
+            finding.frequency = freq
+            shown = freq == EVERY_STEP and (
+                finding.temperature == "hot" or not rep.hot_only.get(finding.code, False))
+            if shown or include_cold:
                 out.append(finding)
+            elif hidden is not None:
+                hidden.append(finding)
     return out
 
 
@@ -383,6 +494,11 @@ def lint_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None,
                                     chunksize=8))
     else:
         reports = [check_file(f, options, cache_dir) for f in files]
+    from torchsync_lint.project_pass import project_pass, store_interfaces  # it imports this module
+
+    reports = project_pass(reports, options, jobs, cache_dir)
+    if cache_dir is not None:
+        store_interfaces(reports, cache_dir)
     result.files_checked = len(files)
     graph = CallGraph((r.summary for r in reports if r.summary is not None), config.hot_functions)
     for r in reports:
@@ -390,15 +506,18 @@ def lint_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None,
             result.errors.append(r.error)
         if r.note and on_note is not None and r.path in paths:
             on_note(f"{r.path}: note: {r.note}")
-    findings = classify(reports, graph, config.include_cold)
+    hidden: List[Finding] = []
+    findings = classify(reports, graph, config.include_cold, hidden, config.hot_tests)
     sources = {r.path: r.noqa for r in reports if r.noqa is not None}
+    result.hidden = _suppress(hidden, sources, config)
     result.findings = sorted(_suppress(findings, sources, config), key=Finding.sort_key)
     return result
 
 
 def lint_source(source: str, path: str = "<string>", config: Optional[Config] = None, *,
-                module_name: Optional[str] = None, inline_noqa: bool = True) -> List[Finding]:
-    """Lint one file's text on its own (no other files for hot paths): tests, flake8, docs.
+                module_name: Optional[str] = None, inline_noqa: bool = True, project=None) -> List[Finding]:
+    """Lint one file's text: on its own (tests, docs), or with ``project`` (an
+    ``inference.ondemand.OnDemand``: the flake8 plugin) for other files' values and hot paths.
 
     ``inline_noqa=False`` keeps findings silenced by a line's ``# noqa`` (flake8 filters those
     itself); the file-level ``# torchsync-lint: noqa`` still applies.
@@ -406,11 +525,19 @@ def lint_source(source: str, path: str = "<string>", config: Optional[Config] = 
     config = config or Config()
     options = Options(tuple(config.select), tuple(config.ignore), tuple(config.hot_functions),
                       tuple(config.cold_functions))
-    report = check_source(source, path, options,
-                          module_name=module_name or os.path.splitext(os.path.basename(path))[0])
+    args = (source, path, options, module_name or os.path.splitext(os.path.basename(path))[0],
+            project.project if project is not None else None)
+    try:
+        report = check_source(*args)
+    except RecursionError:
+        report = deep_stack(check_source, *args)
     if report.error is not None:
         raise SyntaxError(str(report.error))
-    graph = CallGraph([report.summary] if report.summary else [], config.hot_functions)
-    findings = classify([report], graph, config.include_cold)
+    summaries = [report.summary] if report.summary else []
+    if project is not None:
+        own = report.summary.module if report.summary else None
+        summaries += [s for s in project.summaries() if s.module != own]
+    graph = CallGraph(summaries, config.hot_functions)
+    findings = classify([report], graph, config.include_cold, hot_tests=config.hot_tests)
     noqa = report.noqa if report.noqa is None or inline_noqa else report.noqa.file_only()
     return sorted(_suppress(findings, {path: noqa} if noqa else {}, config), key=Finding.sort_key)

@@ -19,7 +19,11 @@ class Finding:
     # Where the finding sits, for hot-path filtering once every file is indexed.
     function: Optional[str] = None  # qualified key of the enclosing function
     temperature: str = "unknown"  # "hot", "cold" or "unknown"
+    # how often it runs: "every-step", "periodic", "error-path", "once" or "test" (frequency.py)
+    frequency: str = "every-step"
     verify: Optional[Dict[str, Any]] = None
+    fix: Optional[Any] = None  # a torchsync_lint.fix.Fix: what --fix would change here
+    fingerprint: Optional[str] = None  # stable across line shifts (see baseline.py)
 
     def sort_key(self):
         return (self.path, self.line, self.col, self.code)
@@ -36,9 +40,14 @@ class Finding:
             "message": self.message,
             "function": self.function,
             "temperature": self.temperature,
+            "frequency": self.frequency,
         }
+        if self.fingerprint is not None:
+            out["fingerprint"] = self.fingerprint
         if self.verify is not None:
             out["verify"] = self.verify
+        if self.fix is not None:
+            out["fix"] = self.fix.to_json()
         return out
 
 
@@ -65,3 +74,7 @@ class LintResult:
     findings: list = field(default_factory=list)
     errors: list = field(default_factory=list)
     files_checked: int = 0
+    # Set by the engine when it has them (the CLI works without): every finding before line
+    # ``# noqa`` filtering (for unused-noqa, TSL901), and findings hidden by temperature/frequency.
+    unsuppressed: Optional[list] = None
+    hidden: Optional[list] = None

@@ -73,11 +73,24 @@ class TorchSyncChecker:
             return module_name_for(self.filename)[0]  # as the CLI names it, for the same hot paths
         return os.path.splitext(os.path.basename(self.filename))[0] or "stdin"
 
+    def _project(self):
+        """The project around the file, for values and hot paths from its other files
+        (``inference.ondemand`` says how it is found and bounded); None for stdin."""
+        if not os.path.isfile(self.filename):
+            return None
+        from torchsync_lint.inference.ondemand import project_for
+
+        try:
+            return project_for(self.filename)
+        except (OSError, RecursionError) as exc:
+            LOG.warning("torchsync-lint: no project for %s: %s", self.filename, exc)
+            return None
+
     def run(self) -> Iterator[Tuple[int, int, str, Type["TorchSyncChecker"]]]:
         source = "".join(self.lines)
         try:
             findings = lint_source(source, self.filename, self._config(),
-                                   module_name=self._module_name(), inline_noqa=False)
+                                   module_name=self._module_name(), inline_noqa=False, project=self._project())
         except (SyntaxError, RecursionError) as exc:
             # CPython parsed it (flake8 gave us a tree) but LibCST could not: say so, report nothing.
             LOG.warning("torchsync-lint: skipped %s: %s", self.filename, exc)

@@ -12,7 +12,10 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
+
+from torchsync_lint.finding import Finding
 
 # flake8's own NOQA_INLINE_REGEXP (flake8/defaults.py, 6.x and 7.x); tests compare the two
 NOQA_INLINE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
@@ -78,3 +81,125 @@ class Suppressions:
             return True
         codes = self.lines.get(line)
         return codes is not None and any(code.startswith(p) for p in codes)
+
+
+# -- codes of our own about noqa comments, and --add-noqa ---------------------------------------
+
+
+@dataclass(frozen=True)
+class MetaRule:
+    """A code reported about the comments rather than the code (not a rule of the walk)."""
+
+    code: str
+    name: str
+    message: str
+    page: str  # its documentation, under docs/
+    default_enabled: bool = True
+    hot_only: bool = False
+
+
+UNUSED_NOQA = MetaRule("TSL901", "unused-noqa",
+                       "`# noqa` names a TSL code that silences nothing on this line, or no rule at all",
+                       "suppression.md#unused-noqa-codes-tsl901")
+META_RULES = (UNUSED_NOQA,)
+
+
+def _comments(source: str) -> Dict[int, Tuple[int, str]]:
+    """line -> (0-based column, text) of each real comment (not ``# noqa`` inside a string)."""
+    out: Dict[int, Tuple[int, str]] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT:
+                out[tok.start[0]] = (tok.start[1], tok.string)
+    except (tokenize.TokenError, SyntaxError):
+        return {}  # a file that does not tokenize: no comment is trusted as a directive
+    return out
+
+
+def _noqa_units(source: str) -> Iterator[Tuple[int, int, int, int, re.Match]]:
+    """(first, last, line, column of the comment, match in it) per logical unit with an inline noqa."""
+    comments = _comments(source)
+    if not comments:
+        return
+    lines = io.StringIO(source).readlines()
+    for first, last in _logical_lines(source, lines):
+        for lineno in range(first, last + 1):
+            col, text = comments.get(lineno, (0, ""))
+            m = NOQA_INLINE.search(text) if text else None
+            if m:
+                yield first, last, lineno, col, m
+                break
+
+
+def unused_noqa(path: str, source: str, findings: Sequence, known: Sequence[str],
+                enabled: Optional[Iterable[str]] = None) -> List[Finding]:
+    """TSL901 findings for the ``# noqa: TSL...`` codes in ``source`` that match no finding of
+    ``findings`` (this file's findings before noqa filtering) on their line, or no code in ``known``.
+    Bare ``# noqa`` and other tools' codes are left alone: they may serve another linter; so are
+    codes of rules this run does not check (``enabled``), whose findings it could not see."""
+    enabled = None if enabled is None else tuple(enabled)
+    out: List[Finding] = []
+    for first, last, lineno, offset, m in _noqa_units(source):
+        codes = [c for c in CODE_SEP.split((m.group("codes") or "").strip()) if c.upper().startswith("TSL")]
+        lines_here = [f for f in findings if first <= f.line <= last]
+        for code in codes:
+            if not any(k.startswith(code) for k in known):
+                why = f"unknown code {code} in `# noqa`: no rule has it"
+            elif enabled is not None and not any(e.startswith(code) for e in enabled):
+                continue
+            elif UNUSED_NOQA.code.startswith(code):
+                continue  # it may be there to silence this very report
+            elif not any(f.code.startswith(code) for f in lines_here):
+                why = f"unused `# noqa` code {code}: nothing on this line to silence"
+            else:
+                continue
+            out.append(Finding(path, lineno, offset + m.start() + 1, lineno, offset + m.end() + 1,
+                               UNUSED_NOQA.code, UNUSED_NOQA.name, why))
+    return out
+
+
+def add_noqa(source: str, lines_codes: Dict[int, Iterable[str]]) -> Tuple[str, int]:
+    """``source`` with ``# noqa: CODE`` added for each (line -> codes); merged into an existing noqa
+    comment of the line's logical unit, or appended to its last physical line (a comment cannot
+    follow a line inside a string or a backslash continuation). Returns (new source, comments
+    written). Codes a comment already covers are skipped, so a second run changes nothing."""
+    lines = io.StringIO(source).readlines()
+    comments = _comments(source)  # real comments only: never text inside a string
+    unit_of: Dict[int, Tuple[int, int]] = {}
+    for first, last in _logical_lines(source, lines):
+        for n in range(first, last + 1):
+            unit_of.setdefault(n, (first, last))
+    wanted: Dict[int, List[str]] = {}
+    for line, codes in lines_codes.items():
+        first, last = unit_of.get(line, (line, line))
+        target = last
+        for n in range(first, last + 1):  # an existing comment in the unit takes the codes
+            if n in comments and NOQA_INLINE.search(comments[n][1]):
+                target = n
+                break
+        for code in codes:
+            if code not in wanted.setdefault(target, []):
+                wanted[target].append(code)
+    written = 0
+    for target, codes in sorted(wanted.items()):
+        if target > len(lines):
+            continue
+        text = lines[target - 1]
+        body = text.rstrip("\r\n")
+        newline = text[len(body):]
+        offset, comment_text = comments.get(target, (len(body), ""))
+        m = NOQA_INLINE.search(body, offset) if comment_text else None
+        if m and not m.group("codes"):
+            continue  # a bare # noqa already silences everything
+        have = [c for c in CODE_SEP.split((m.group("codes") or "").strip()) if c] if m else []
+        new = [c for c in codes if not any(c.startswith(h) for h in have)]
+        if not new:
+            continue
+        if m:
+            comment = "# noqa: " + ", ".join(have + new)
+            body = body[:m.start()] + comment + (" " if body[m.end():m.end() + 1] not in ("", " ") else "") + body[m.end():]
+        else:
+            body = body.rstrip() + "  # noqa: " + ", ".join(new)
+        lines[target - 1] = body + newline
+        written += 1
+    return "".join(lines), written

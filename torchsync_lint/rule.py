@@ -41,5 +41,9 @@ class Rule:
     def __init__(self, ctx: "FileContext") -> None:
         self.ctx = ctx
 
-    def report(self, node: cst.CSTNode, message: Optional[str] = None) -> None:
-        self.ctx.report(self, node, message or self.message)
+    # "safe" or "unsafe" for a rule with a ``fix`` method (see torchsync_lint/fix.py), else None.
+    fix_applicability: ClassVar[Optional[str]] = None
+
+    def report(self, node: cst.CSTNode, message: Optional[str] = None, fix=None) -> None:
+        """``fix``: a ``torchsync_lint.fix.Fix`` for this finding, when the rule can rewrite it."""
+        self.ctx.report(self, node, message or self.message, fix=fix)

@@ -13,19 +13,23 @@ import libcst as cst
 
 from torchsync_lint.inference.evaluate import Evaluator, Scope
 from torchsync_lint.inference.index import COLD_METHODS, FileIndex, FunctionInfo, names_function
+from torchsync_lint.inference.branches import Branches, isinstance_tensor
+from torchsync_lint.inference.frequency import EVERY_STEP, FrequencyTracker
 from torchsync_lint.inference.values import NUMBER, TENSOR, UNKNOWN, Value
 
 
 class RawFinding:
-    __slots__ = ("rule", "node", "message", "function", "hot", "cold")
+    __slots__ = ("rule", "node", "message", "function", "hot", "cold", "fix", "frequency")
 
-    def __init__(self, rule, node, message, function, hot, cold):
+    def __init__(self, rule, node, message, function, hot, cold, fix=None, frequency=EVERY_STEP):
         self.rule = rule
         self.node = node
         self.message = message
         self.function = function
         self.hot = hot
         self.cold = cold
+        self.fix = fix  # a torchsync_lint.fix.Fix, or None
+        self.frequency = frequency  # how often the line runs when its function runs (frequency.py)
 
 
 class FileContext:
@@ -41,6 +45,9 @@ class FileContext:
         self._loops: List[cst.CSTNode] = []
         self._stores: Set[int] = set()
         self._hot_loop_depth = 0
+        self.frequency = FrequencyTracker()
+        self.branches = Branches()
+        self._device_withs: List[cst.With] = []
         # Every rule asks about the same nodes: memoise answers by node (kept alive with them, so
         # an id is never reused). Values are dropped whenever a binding or the scope changes.
         self._values: Dict[int, Tuple[cst.CSTNode, Value]] = {}
@@ -100,12 +107,13 @@ class FileContext:
     def in_hot_loop(self) -> bool:
         return self._hot_loop_depth > 0
 
-    def report(self, rule, node: cst.CSTNode, message: str) -> None:
+    def report(self, rule, node: cst.CSTNode, message: str, fix=None) -> None:
         func = self.function
         cold = func is None and not self.in_hot_loop
         if func is not None:
             cold = func.name in COLD_METHODS or names_function(func.key, func.name, self.cold_functions)
-        self.findings.append(RawFinding(rule, node, message, func.key if func else None, self.in_hot_loop, cold))
+        self.findings.append(RawFinding(rule, node, message, func.key if func else None, self.in_hot_loop, cold, fix,
+                                        self.frequency.of(node)))
 
     # -- bookkeeping called by the engine's walker -------------------------------------------
     def enter_function(self, node: cst.FunctionDef) -> None:
@@ -126,12 +134,48 @@ class FileContext:
             self._values.clear()
             self._loops, self._hot_loop_depth = self._saved_loops.pop()
 
+    # -- branches: names after an if/else or a loop hold the join of every path -----------------
+    def enter_if(self, node: cst.If) -> None:
+        self._values.clear()
+        self.branches.enter_if(node, self.scope.values, self._narrow)
+
+    def _narrow(self, test: cst.BaseExpression):
+        return isinstance_tensor(test, self.aliases.qualify, self.scope.lookup)
+
+    def enter_orelse(self, node: cst.CSTNode) -> None:
+        if self.branches.switch(node, self.scope.values):
+            self._values.clear()
+
+    def leave_if(self, node: cst.If) -> None:
+        self._values.clear()
+        self.branches.leave_if(node, self.scope.values)
+
+    def enter_with(self, node: cst.With) -> None:
+        """``with torch.device("cuda"):`` sets where factories without ``device=`` put tensors."""
+        for item in node.items:
+            call = item.item
+            if isinstance(call, cst.Call) and call.args and self.qualname(call.func) == "torch.device":
+                d = self.evaluator.device_of(call.args[0].value, self.scope)
+                self.evaluator.device_blocks.append(None if d == "?" else d)
+                self._values.clear()
+                self._device_withs.append(node)
+                return
+
+    def leave_with(self, node: cst.With) -> None:
+        if self._device_withs and self._device_withs[-1] is node:
+            self._device_withs.pop()
+            self.evaluator.device_blocks.pop()
+            self._values.clear()
+
     def enter_loop(self, node: cst.CSTNode) -> None:
+        self.branches.enter_loop(node, self.scope.values)
         self._loops.append(node)
         if id(node) in self.index.hot_loops:
             self._hot_loop_depth += 1
 
     def leave_loop(self, node: cst.CSTNode) -> None:
+        self.branches.leave_loop(node, self.scope.values)
+        self._values.clear()
         if self._loops and self._loops[-1] is node:
             self._loops.pop()
             if id(node) in self.index.hot_loops:

@@ -13,6 +13,7 @@ from typing import Dict, List, Optional, Set
 import libcst as cst
 
 from torchsync_lint.inference import torch_api as api
+from torchsync_lint.inference import torch_facts
 from torchsync_lint.inference.index import STEP_HOOKS, ClassInfo, FileIndex, FunctionInfo
 from torchsync_lint.inference.names import dotted
 from torchsync_lint.inference.values import (
@@ -28,6 +29,7 @@ from torchsync_lint.inference.values import (
     NDARRAY,
     NONE,
     NUMBER,
+    OBJECT,
     RANGE,
     SELF,
     SIZE,
@@ -70,6 +72,10 @@ TYPED_TENSORS = {"LongTensor": "int", "IntTensor": "int", "ShortTensor": "int", 
                  "HalfTensor": "float", "BFloat16Tensor": "float", "Tensor": "float"}
 FLOAT_METHODS = frozenset("float half double bfloat16 mean softmax log_softmax sigmoid exp log sqrt rsqrt".split())
 SELF_NAMES = ("self",)
+SHAPE_ATTRS = frozenset(("shape", "batch_shape", "event_shape", "sample_shape"))
+# called with no argument, these reduce a tensor to one element with no dimensions
+FULL_REDUCTIONS = frozenset(
+    "sum mean max min argmax argmin prod norm any all amax amin median std var count_nonzero nansum nanmean".split())
 
 
 class Scope:
@@ -93,9 +99,29 @@ class Scope:
         return None
 
 
+# Imported modules whose names never lead into the project (no reference worth keeping).
+EXTERNAL_ROOTS = frozenset(
+    "torch builtins numpy math os sys typing typing_extensions collections functools itertools warnings "
+    "logging re json abc dataclasses enum copy pathlib time inspect contextlib operator random "
+    "einops scipy pandas PIL cv2 tqdm".split()
+)
+# nn.Module methods that return the module itself
+MODULE_SELF_METHODS = frozenset("to cuda cpu eval train half float double bfloat16 requires_grad_ type".split())
+
+
 class Evaluator:
-    def __init__(self, index: FileIndex, hot_functions: Set[str] = frozenset()) -> None:
+    def __init__(self, index: FileIndex, hot_functions: Set[str] = frozenset(), project=None,
+                 assume_params: Optional[str] = None) -> None:
         self.index = index
+        # interfaces only: summarise functions as if their unknown parameters held tensors
+        # ("any": anywhere, "cpu": on the host), for call sites that pass tensors
+        self.assume_params = assume_params
+        # other files' interfaces (``inference.project.Project``); None: references stay symbolic
+        self.project = project
+        self.refs: Set[tuple] = set()  # references met while no project was there to resolve them
+        self.open_params: Set[str] = set()  # functions whose parameters only other files could tell
+        self.device_blocks: List[Optional[str]] = []  # `with torch.device(d):` blocks around the walk
+        self._sets_default: Optional[bool] = None
         self.aliases = index.aliases
         self.hot_functions = hot_functions  # extra names whose unannotated inputs are tensors
         self._params: Dict[int, Dict[str, Value]] = {}
@@ -103,8 +129,93 @@ class Evaluator:
         self._summary: Dict[int, Scope] = {}
         self._attrs: Dict[tuple, Value] = {}
         self._busy: Set[tuple] = set()
+        # summaries cut short because they were asked for while being computed (recursion): a
+        # result computed under a cut of an enclosing summary is partial and is not memoised
+        self._cuts: List[tuple] = []
         self._module_scope: Optional[Scope] = None
         self._declared: Dict[int, Dict[str, Value]] = {}
+
+    def default_device(self) -> Optional[str]:
+        """Where a factory without ``device=`` puts its tensor: the CPU, unless this file or any
+        file of the project calls ``torch.set_default_device`` with another device, or the call
+        sits inside ``with torch.device(...)`` (then: that device)."""
+        if self.device_blocks:
+            return self.device_blocks[-1]
+        if self.sets_default_device() or (self.project is not None and self.project.sets_default_device):
+            return None
+        if self.project is None:
+            self.refs.add(("default_device",))  # another file may set it: the project will tell
+        return CPU
+
+    def sets_default_device(self) -> bool:
+        """This file calls ``torch.set_default_device`` with something other than the CPU."""
+        if self._sets_default is None:
+            self._sets_default = False  # device_of below may ask for the default again
+            self._sets_default = any(
+                self.device_of(c.args[0].value, self.module_scope()) != CPU
+                for c in self.index.torch_calls.get("torch.set_default_device", ()) if c.args)
+        return self._sets_default
+
+    # -- other files -------------------------------------------------------------------------
+    def _ref(self, ref: tuple) -> Value:
+        """What another file says: resolved through the project, else a symbolic unknown."""
+        if self.project is not None:
+            return self.project.resolve(ref)
+        self.refs.add(ref)
+        return Value(UNKNOWN, ref=ref)
+
+    def _instance(self, cls: ClassInfo) -> Value:
+        """``Cls(...)`` of a class of this file (its bases may live elsewhere)."""
+        if self.project is not None:
+            return self.project.instance(cls.key)
+        if cls.is_module:
+            return Value(MODULE, cls=cls.key)
+        if all(self.index.classes.get(b.split(".")[-1]) is not None or b.split(".")[0] in ("builtins", "object")
+               for b in cls.bases):
+            return Value(OBJECT, cls=cls.key)  # every base is known here: no nn.Module among them
+        return self._ref(("call", cls.key))
+
+    def _local_class(self, key: Optional[str]) -> Optional[ClassInfo]:
+        if key is None:
+            return None
+        cls = self.index.classes.get(key.split(".")[-1])
+        return cls if cls is not None and cls.key == key else None
+
+    def _foreign_bases(self, cls: ClassInfo) -> list:
+        return [b for b in cls.bases if self.index.classes.get(b.split(".")[-1]) is None
+                and b.split(".")[0] not in EXTERNAL_ROOTS and b != "object"]
+
+    def _call_flag(self, call: Optional[cst.Call], scope: Optional[Scope]) -> tuple:
+        """How a call's arguments look to the callee's summary: ("t",) some tensor anywhere, ("cpu",)
+        only host tensors, ("ta",) tensors by convention only, () none."""
+        if call is None or scope is None:
+            return ()
+        tensors = [v for v in (self.infer(a.value, scope) for a in call.args) if v.kind == TENSOR]
+        if not tensors:
+            return ()
+        if all(v.device == CPU for v in tensors):
+            return ("cpu",)
+        return ("ta",) if all(v.assumed for v in tensors) else ("t",)
+
+    def _method_result(self, recv: Value, name: str, call: Optional[cst.Call] = None,
+                       scope: Optional[Scope] = None) -> Value:
+        """``obj.name(...)`` for an instance of a known class."""
+        if recv.kind == MODULE and name in MODULE_SELF_METHODS:
+            return recv
+        local = self._local_class(recv.cls)
+        if local is not None:
+            m = self.method(local, name)
+            if m is not None:
+                return self.returns(m)
+            if name == "__call__" and recv.kind == MODULE:
+                m = self.method(local, "forward")
+                if m is not None:
+                    return self.returns(m)
+            if not self._foreign_bases(local):
+                return tensor() if recv.kind == MODULE and name in ("forward", "__call__") else UNKNOWN_VALUE
+        if recv.cls is None:
+            return tensor() if recv.kind == MODULE and name in ("forward", "__call__") else UNKNOWN_VALUE
+        return self._ref(("method", recv.cls, name) + self._call_flag(call, scope))
 
     # -- scopes ------------------------------------------------------------------------------
     def module_scope(self) -> Scope:
@@ -120,8 +231,12 @@ class Evaluator:
         if got is not None:
             return got
         parent = self.summary_scope(func.parent) if func.parent is not None else self.module_scope()
+        partial = ("params", id(func)) in self._busy  # asked while its own parameters are computed
+        mark = len(self._cuts)
         scope = Scope(func, parent, dict(self.params(func)))
-        self._summary[id(func)] = scope  # published before replay: recursion sees a partial scope
+        partial = partial or not self._complete(("summary", id(func)), mark)
+        if not partial:
+            self._summary[id(func)] = scope  # published before replay: recursion sees a partial scope
         for b in func.bindings:
             self.replay(b, scope)
         return scope
@@ -205,7 +320,9 @@ class Evaluator:
             return got
         key = ("params", id(func))
         if key in self._busy:
+            self._cuts.append(key)
             return {}
+        mark = len(self._cuts)
         self._busy.add(key)
         try:
             out: Dict[str, Value] = {}
@@ -243,15 +360,33 @@ class Evaluator:
                 if v.kind == UNKNOWN:
                     pos = i - (1 if func.is_method and not is_static else 0)
                     v = self._from_call_sites(func, name, pos if param in positional else None)
+                    if v.kind == UNKNOWN and func.parent is None and (not func.is_method or func.name == "__init__"):
+                        # what other files pass (functions and constructors they import)
+                        if self.project is not None:
+                            v = self.project.param(func.key, name, pos if param in positional else None)
+                        else:
+                            self.open_params.add(func.key)
+                if v.kind == UNKNOWN and v.ref is None and self.assume_params is not None:
+                    v = tensor(CPU if self.assume_params == "cpu" else None)
                 out[name] = v
             if isinstance(p.star_arg, cst.Param):
                 out[p.star_arg.name.value] = Value(TUPLE)
             if p.star_kwarg is not None:
                 out[p.star_kwarg.name.value] = UNKNOWN_VALUE
-            self._params[id(func)] = out
+            if self._complete(key, mark):
+                self._params[id(func)] = out
             return out
         finally:
             self._busy.discard(key)
+            self._forget_cuts()
+
+    def _complete(self, key: tuple, mark: int) -> bool:
+        """No summary that encloses ``key``'s computation was cut short while it ran."""
+        return not any(k in self._busy and k != key for k in self._cuts[mark:])
+
+    def _forget_cuts(self) -> None:
+        if not self._busy:
+            self._cuts.clear()
 
     def _names_a_class(self, param: cst.Param) -> bool:
         """``session: InferenceSession``: a parameter declared as some class other than a tensor."""
@@ -329,7 +464,9 @@ class Evaluator:
             return got
         key = ("returns", id(func))
         if key in self._busy:
-            return UNKNOWN_VALUE
+            self._cuts.append(key)
+            return Value(NONE)  # recursion: ``join`` ignores it, so the other returns decide
+        mark = len(self._cuts)
         self._busy.add(key)
         try:
             ann = func.node.returns
@@ -347,10 +484,12 @@ class Evaluator:
                 out = body if out.kind == UNKNOWN else _refine(out, body)
             elif out.kind == UNKNOWN and not func.returns:
                 out = Value(NONE)
-            self._returns[id(func)] = out
+            if ("params", id(func)) not in self._busy and self._complete(key, mark):
+                self._returns[id(func)] = out  # else its parameters or a caller were not known yet
             return out
         finally:
             self._busy.discard(key)
+            self._forget_cuts()
 
     def self_attr(self, cls: Optional[ClassInfo], name: str) -> Value:
         if cls is None:
@@ -378,6 +517,11 @@ class Evaluator:
                     base_cls = self.index.classes.get(base.split(".")[-1])
                     if base_cls is not None and base_cls is not cls:
                         out = self.self_attr(base_cls, name)
+                        if out.kind != UNKNOWN:
+                            break
+                if out.kind == UNKNOWN and out.ref is None:
+                    for base in self._foreign_bases(cls):
+                        out = self._ref(("attr", base, name))
                         if out.kind != UNKNOWN:
                             break
             self._attrs[key] = out
@@ -475,7 +619,12 @@ class Evaluator:
             if name == "None":
                 return Value(NONE)
             v = scope.lookup(name)
-            return v if v is not None else UNKNOWN_VALUE
+            if v is not None:
+                return v
+            q = self.aliases.map.get(name)
+            if q is not None and q.split(".")[0] not in EXTERNAL_ROOTS and "." in q:
+                return self._ref(("value", q))  # a module-level value imported from another file
+            return UNKNOWN_VALUE
         if isinstance(e, cst.Integer):
             return INT
         if isinstance(e, (cst.Float, cst.Imaginary)):
@@ -554,6 +703,8 @@ class Evaluator:
         base = self.infer(e.value, scope)
         if base.kind == SELF:
             return self.self_attr(scope.cls, attr)
+        if attr in SHAPE_ATTRS and base.kind not in (NDARRAY,):
+            return Value(SIZE)  # `.shape`, a distribution's `batch_shape`: Python ints, whatever holds them
         if base.kind == TENSOR:
             if attr == "shape":
                 return Value(SIZE)
@@ -706,13 +857,24 @@ class Evaluator:
                 if m is not None:
                     return self.returns(m)
                 attr = self.self_attr(scope.cls, name)
-                return self._submodule_call(scope.cls, name) if attr.kind == MODULE else UNKNOWN_VALUE
-            if recv.kind == MODULE:
-                if name in ("forward", "__call__"):
-                    return tensor()
-                if name in ("to", "cuda", "cpu", "eval", "train", "half", "float", "requires_grad_"):
-                    return Value(MODULE)
+                if attr.kind == MODULE and self._local_class(attr.cls) is None and attr.cls is not None:
+                    return self._method_result(attr, "__call__", call, scope)  # a module class of another file
+                if attr.kind == MODULE:
+                    return self._submodule_call(scope.cls, name)
+                if attr.kind == OBJECT:
+                    return self._method_result(attr, "__call__", call, scope)
+                if attr.kind == UNKNOWN and scope.cls is not None and name not in scope.cls.attrs:
+                    for base in self._foreign_bases(scope.cls):
+                        # a method inherited from another file
+                        got = self._ref(("method", base, name) + self._call_flag(call, scope))
+                        if got.kind != UNKNOWN or got.ref is not None:
+                            return got
                 return UNKNOWN_VALUE
+            if recv.kind in (MODULE, OBJECT):
+                return self._method_result(recv, name, call, scope)
+            if (isinstance(func.value, cst.Call) and self.aliases.qualify(func.value.func) == "builtins.super"
+                    and scope.cls is not None):
+                return self._super_call(scope.cls, name, call, scope)
             if recv.kind == STREAM and name == "record_event":
                 return Value(EVENT)
             if recv.kind == SIZE:
@@ -733,13 +895,15 @@ class Evaluator:
             if local is not None:
                 if local.kind == SELF and scope.cls is not None and scope.cls.is_module:
                     return tensor()  # self(x) in an nn.Module runs forward
-                return tensor() if local.kind == MODULE else UNKNOWN_VALUE
+                if local.kind in (MODULE, OBJECT):
+                    return self._method_result(local, "__call__", call, scope)
+                return UNKNOWN_VALUE
             f = self._local_function(func.value, scope)
             if f is not None:
                 return self.returns(f)
             cls = self.index.classes.get(func.value)
             if cls is not None:
-                return Value(MODULE) if cls.is_module else UNKNOWN_VALUE
+                return self._instance(cls)
         return UNKNOWN_VALUE
 
     @staticmethod
@@ -752,6 +916,22 @@ class Evaluator:
             return Value(LIST, item=recv.item)
         if name == "items":
             return Value(LIST, item=Value(TUPLE, elts=(UNKNOWN_VALUE, recv.item)))
+        return UNKNOWN_VALUE
+
+    def _super_call(self, cls: ClassInfo, name: str, call: cst.Call, scope: Scope) -> Value:
+        """``super().name(...)``: the first base class that defines it, here or in another file."""
+        for base in cls.bases:
+            local = self.index.classes.get(base.split(".")[-1])
+            if local is not None and local is not cls:
+                m = self.method(local, name)
+                if m is not None:
+                    return self.returns(m)
+            elif local is None and base.split(".")[0] not in EXTERNAL_ROOTS:
+                got = self._ref(("method", base, name) + self._call_flag(call, scope))
+                if got.kind != UNKNOWN or got.ref is not None:
+                    return got
+            elif base.startswith("torch.nn.") and name in ("forward", "__call__"):
+                return tensor()
         return UNKNOWN_VALUE
 
     def _submodule_call(self, cls: Optional[ClassInfo], name: str) -> Value:
@@ -787,14 +967,17 @@ class Evaluator:
         if q.startswith("math."):
             return number()
         if not q.startswith("torch."):
-            # a class or function of this package imported from another file: unknown here
-            return None
+            if q.split(".")[0] in EXTERNAL_ROOTS:
+                return None
+            # a class or function imported from another file: what that file's interface says
+            return self._ref(("call", q) + self._call_flag(call, scope))
         if q in api.HOST_DATA_FACTORIES:
             dev = self.device_arg(call, scope)
             dtype = self.dtype_arg(call) or TYPED_TENSORS.get(last)
             if last in ("tensor", "as_tensor", "asarray") and call.args and not self.dtype_arg(call):
                 dtype = self._literal_dtype(call.args[0].value, scope)
-            return tensor(CPU if dev is None else (None if dev == "?" else dev), dtype, host_data=True)
+            return tensor(self.default_device() if dev is None else (None if dev == "?" else dev), dtype,
+                          host_data=True)
         if q in api.FACTORIES:
             dev = self.device_arg(call, scope)
             dtype = self.dtype_arg(call)
@@ -805,7 +988,7 @@ class Evaluator:
                 if last == "full" and len(call.args) > 1:
                     fill = self.infer(call.args[1].value, scope)
                     dtype = fill.dtype if fill.kind == NUMBER else None
-            return tensor(CPU if dev is None else (None if dev == "?" else dev), dtype)
+            return tensor(self.default_device() if dev is None else (None if dev == "?" else dev), dtype)
         if q in api.LIKE_FACTORIES:
             base = self.infer(call.args[0].value, scope) if call.args else UNKNOWN_VALUE
             dev = self.device_arg(call, scope)
@@ -860,7 +1043,8 @@ class Evaluator:
         if last == "unique" and (kw & {"return_inverse", "return_counts"}):
             return Value(TENSOR_SEQ, device=device)
         dtype = "bool" if last in api.BOOL_OPS else "int" if last in api.INT_OPS else self.dtype_arg(call)
-        return tensor(device, dtype)
+        facts = self._from_facts(q, call, scope, device, dtype)
+        return facts if facts is not None else tensor(device, dtype)
 
     def _literal_dtype(self, e: cst.BaseExpression, scope: Scope) -> Optional[str]:
         v = self.infer(e, scope)
@@ -902,6 +1086,12 @@ class Evaluator:
         return UNKNOWN_VALUE
 
     def tensor_method(self, name: str, recv: Value, call: cst.Call, scope: Scope) -> Value:
+        out = self._tensor_method(name, recv, call, scope)
+        if out.kind == TENSOR and not call.args and name in FULL_REDUCTIONS:
+            return out.with_(zero_dim=True, dtype="int" if name in ("argmax", "argmin", "count_nonzero") else out.dtype)
+        return out
+
+    def _tensor_method(self, name: str, recv: Value, call: cst.Call, scope: Scope) -> Value:
         device, dtype = recv.device, recv.dtype
         nargs = len(call.args)
         if name in api.NOT_TENSOR_METHODS:
@@ -920,6 +1110,11 @@ class Evaluator:
             return tensor(CPU, dtype, host_data=recv.host_data)
         if name == "cuda":
             return tensor(CUDA, dtype)
+        if name == "type_as" and call.args:
+            other = self.infer(call.args[0].value, scope)
+            if other.kind == TENSOR:  # device and dtype follow the argument
+                return tensor(other.device, other.dtype, host_data=recv.host_data and other.device == CPU)
+            return tensor(None, None)
         if name == "to":
             return self._to(recv, call, scope)
         if name == "new_tensor":
@@ -947,7 +1142,25 @@ class Evaluator:
             return tensor(device, "int")
         if name in api.DTYPE_KEEPING:
             return tensor(device, dtype, host_data=recv.host_data)
-        return tensor(device)
+        facts = self._from_facts("Tensor." + name, call, scope, device, None, offset=0)
+        return facts if facts is not None else tensor(device)
+
+    def _from_facts(self, key: str, call: cst.Call, scope: Scope, device: Optional[str], dtype: Optional[str],
+                    offset: int = 0) -> Optional[Value]:
+        """What torch's own stubs say the call returns (``torch_facts``), as a value; None when
+        they do not know (the caller keeps its default: a tensor on the inputs' device)."""
+        positional = [a for a in call.args if a.keyword is None]
+        if any(a.star for a in call.args):
+            return None
+        keywords = tuple(a.keyword.value for a in call.args if a.keyword is not None)
+        constants = {}
+        for a in call.args:
+            if a.keyword is not None and isinstance(a.value, cst.Name) and a.value.value in ("True", "False"):
+                constants[a.keyword.value] = a.value.value == "True"
+        kinds = tuple(_FACT_KINDS.get((v.kind, v.dtype if v.kind == NUMBER else None), _FACT_KINDS.get((v.kind, None)))
+                      for v in (self.infer(a.value, scope) for a in positional))
+        r = torch_facts.returns(key, len(positional) + offset, keywords, constants=constants, arg_kinds=kinds)
+        return _value_of_returns(r, device, dtype)
 
     def _to(self, recv: Value, call: cst.Call, scope: Scope) -> Value:
         device: Optional[str] = recv.device
@@ -971,6 +1184,41 @@ class Evaluator:
                 device = None if d == "?" else d
         return tensor(device, dtype, host_data=recv.host_data and device == CPU)
 
+
+
+# our value kinds -> the kinds torch_facts matches parameters with
+_FACT_KINDS = {
+    (TENSOR, None): "tensor", (NUMBER, "int"): "int", (NUMBER, "bool"): "bool", (NUMBER, "float"): "float",
+    (NUMBER, None): "number", (LIST, None): "list", (TUPLE, None): "tuple", (SIZE, None): "size",
+    (NONE, None): "none", (STR, None): "str", (DTYPE, None): "dtype", (DEVICE, None): "device",
+}
+_SCALAR_RETURNS = {"bool": ("bool",), "int": ("int",), "float": ("float",), "number": (None,)}
+
+
+def _value_of_returns(r, device: Optional[str], dtype: Optional[str]) -> Optional[Value]:
+    kind = r.kind
+    if kind == "tensor":
+        return tensor(device, dtype)
+    if kind == "tensor_tuple" and r.n:
+        elts = []
+        for i in range(r.n):
+            ek = r.elts[i] if i < len(r.elts) else "tensor"
+            field = r.fields[i] if i < len(r.fields) else ""
+            if ek != "tensor":
+                elts.append(_value_of_kind(ek) or UNKNOWN_VALUE)
+            else:
+                elts.append(tensor(device, "int" if field in ("indices", "inverse", "counts", "info") else None))
+        return Value(TUPLE, elts=tuple(elts))
+    if kind in ("tensor_list", "tensor_tuple"):
+        return Value(TENSOR_SEQ, device=device)
+    return _value_of_kind(kind)
+
+
+def _value_of_kind(kind: str) -> Optional[Value]:
+    if kind in _SCALAR_RETURNS:
+        return number(_SCALAR_RETURNS[kind][0])
+    simple = {"size": SIZE, "list": LIST, "tuple": TUPLE, "none": NONE, "dtype": DTYPE, "device": DEVICE, "str": STR}
+    return Value(simple[kind]) if kind in simple else None
 
 
 def _vague_tensors(v: Value) -> bool:

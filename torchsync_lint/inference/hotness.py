@@ -83,6 +83,10 @@ class CallGraph:
             r = self.resolve(k)
             if r is not None:
                 self.roots.add(r)
+        for name in hot_names:  # a public entry point named as users import it (re-exports)
+            r = self.resolve(name) if "." in name else None
+            if r is not None:
+                self.roots.add(r)
         self._hot: Optional[Set[str]] = None
 
     def resolve(self, key: str, depth: int = 0) -> Optional[str]:

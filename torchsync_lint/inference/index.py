@@ -94,6 +94,9 @@ class FileIndex(cst.CSTVisitor):
         # every call of a torch.* callable, by qualified name (file-wide settings such as
         # Distribution.set_default_validate_args(False) are looked up here)
         self.torch_calls: Dict[str, List[cst.Call]] = {}
+        # calls of names imported from elsewhere (qualified name, caller, call): what this file
+        # passes to other files' functions, for their parameters' values
+        self.ext_calls: List[Tuple[str, Optional["FunctionInfo"], cst.Call]] = []
         self._func_stack: List[FunctionInfo] = []
         self._class_stack: List[ClassInfo] = []
         self._scopes: List[object] = []  # ClassInfo / FunctionInfo, innermost last
@@ -259,6 +262,9 @@ class FileIndex(cst.CSTVisitor):
         if key is not None:
             if key.startswith("torch."):
                 self.torch_calls.setdefault(key, []).append(node)
+            elif node.args and (isinstance(func, cst.Name) and func.value in self.aliases.map
+                                or isinstance(func, cst.Attribute) and self.aliases.qualify(func) is not None):
+                self.ext_calls.append((key, self._func_stack[-1] if self._func_stack else None, node))
             if caller is not None:
                 caller.calls.add(key)
             for calls in self._loop_calls:

@@ -24,6 +24,7 @@ STREAM = "stream"  # a CUDA/accelerator stream (torch.cuda.Stream, current_strea
 EVENT = "event"  # a CUDA/accelerator event (torch.cuda.Event, stream.record_event())
 GRAD_SCALER = "grad_scaler"  # torch.amp / torch.cuda.amp GradScaler (its step() checks for inf/NaN on the host)
 DICT = "dict"  # a dict (from annotations: ``dict[str, Tensor]``); ``item`` is the value of its values
+OBJECT = "object"  # an instance of a project class that is not an nn.Module (``cls`` names it)
 UNKNOWN = "unknown"
 
 # devices
@@ -44,6 +45,14 @@ class Value:
     # a tensor by convention only (an unannotated `forward` input), not by evidence: rules about
     # Python-level uses (sizes, branches) skip it, since ints and flags are passed to forward too
     assumed: bool = False
+    # UNKNOWN values only: what the value stands for in another file of the project, resolved by
+    # ``inference.project.Project`` once every file's interface is known: ("call", qualname),
+    # ("method", class_qualname, name), ("attr", class_qualname, name), ("value", qualname)
+    ref: Optional[tuple] = None
+    # MODULE / OBJECT values: the qualified name of their class, when known
+    cls: Optional[str] = None
+    # tensors: known to have no dimensions (a full reduction: ``scores.argmax()``, ``x.sum()``)
+    zero_dim: bool = False
 
     @property
     def is_tensor(self) -> bool:
@@ -56,11 +65,11 @@ class Value:
     @property
     def is_host(self) -> bool:
         """A value that lives in Python (not a tensor, and known)."""
-        return self.kind not in (TENSOR, UNKNOWN, MODULE, SELF)
+        return self.kind not in (TENSOR, UNKNOWN, MODULE, SELF, OBJECT)
 
     def with_(self, **kw) -> "Value":
         d = dict(kind=self.kind, device=self.device, dtype=self.dtype, elts=self.elts, host_data=self.host_data,
-                 item=self.item, assumed=self.assumed)
+                 item=self.item, assumed=self.assumed, ref=self.ref, cls=self.cls, zero_dim=self.zero_dim)
         d.update(kw)
         return Value(**d)
 
@@ -80,6 +89,8 @@ def join(a: Value, b: Value) -> Value:
     """What a name holds after two branches assign it."""
     if a == b:
         return a
+    if a.ref is not None or b.ref is not None:
+        return Value(UNKNOWN, ref=("join", a, b))  # decided once the project resolves the reference
     if a.kind != b.kind:
         if a.kind == NONE:
             return b
@@ -89,12 +100,64 @@ def join(a: Value, b: Value) -> Value:
     if a.kind == TENSOR:
         return tensor(
             device=a.device if a.device == b.device else None,
-            dtype=a.dtype if a.dtype == b.dtype else None,
+            # a dtype known on one path only (an annotated `Tensor` parameter reassigned to a mask)
+            # is the best guess: dtypes pick which rule applies, never whether a value is a tensor
+            dtype=a.dtype if a.dtype == b.dtype else (a.dtype or b.dtype if None in (a.dtype, b.dtype) else None),
             host_data=a.host_data and b.host_data,
-        ).with_(assumed=a.assumed or b.assumed)
+        ).with_(assumed=a.assumed or b.assumed, zero_dim=a.zero_dim and b.zero_dim)
+    if a.kind in (MODULE, OBJECT):
+        return Value(a.kind, cls=a.cls if a.cls == b.cls else None)
     if a.elts and len(a.elts) == len(b.elts):  # (t, True) or (t2, False): member by member
         return Value(a.kind, elts=tuple(join(x, y) for x, y in zip(a.elts, b.elts)))
     if a.item is not None and b.item is not None and not a.elts and not b.elts:
         item = join(a.item, b.item)
         return Value(a.kind, item=item if item.kind != UNKNOWN else None)
     return Value(a.kind)
+
+
+def has_ref(v: Value) -> bool:
+    """Whether resolving ``v`` against the project could tell more."""
+    if v.ref is not None:
+        return True
+    if v.item is not None and has_ref(v.item):
+        return True
+    return any(has_ref(e) for e in v.elts)
+
+
+# -- plain data (the per-file interfaces are cached as JSON) --------------------------------------
+def to_data(v: Value) -> dict:
+    out: dict = {"k": v.kind}
+    if v.device is not None:
+        out["d"] = v.device
+    if v.dtype is not None:
+        out["t"] = v.dtype
+    if v.elts:
+        out["e"] = [to_data(e) for e in v.elts]
+    if v.host_data:
+        out["h"] = 1
+    if v.item is not None:
+        out["i"] = to_data(v.item)
+    if v.assumed:
+        out["a"] = 1
+    if v.ref is not None:
+        out["r"] = [to_data(x) if isinstance(x, Value) else x for x in v.ref]
+    if v.cls is not None:
+        out["c"] = v.cls
+    if v.zero_dim:
+        out["z"] = 1
+    return out
+
+
+def from_data(d: dict) -> Value:
+    return Value(
+        kind=str(d.get("k", UNKNOWN)),
+        device=d.get("d"),
+        dtype=d.get("t"),
+        elts=tuple(from_data(e) for e in d.get("e", ())),
+        host_data=bool(d.get("h")),
+        item=from_data(d["i"]) if "i" in d else None,
+        assumed=bool(d.get("a")),
+        ref=tuple(from_data(x) if isinstance(x, dict) else x for x in d["r"]) if "r" in d else None,
+        cls=d.get("c"),
+        zero_dim=bool(d.get("z")),
+    )

@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchsync_lint.inference.values import NONE
 from torchsync_lint.rule import Rule
+from torchsync_lint.rules import _fixes as fx
 from torchsync_lint.rules._common import arg, gpu_tensor_by_evidence, may_be_on_gpu
 
 
@@ -49,6 +50,9 @@ class RepeatInterleaveWithoutOutputSize(Rule):
     wrong data. Pass it only where the host knows the total already (computed with the batch on
     the CPU, or a fixed number of repeats per element).
 
+    Autofix (safe, `--fix`): where `repeats` is a `torch.tensor([...])` of two or more integers
+    written in the code, `output_size=` their sum is added (the only total the linter knows).
+
     ## Known problems
     In the two-argument forms `repeats` must be inferred to be a tensor from evidence (made by a
     torch op, annotated `Tensor`, or used with tensor methods): a variable inference cannot type,
@@ -74,6 +78,24 @@ class RepeatInterleaveWithoutOutputSize(Rule):
         "`repeat_interleave` with tensor `repeats` copies `repeats.sum()` to the host to size the output; "
         "pass `output_size=` (the total, known on the host) or use integer repeats"
     )
+
+    def report(self, node, message=None, fix=None) -> None:
+        super().report(node, message, fix=fix or self._fix(node))
+
+    def _fix(self, call: cst.Call):
+        """`output_size=` when `repeats` is a literal `torch.tensor([...])` of two or more ints
+        (one element would repeat every row: the total depends on the input's size)."""
+        if fx.has_star(call):
+            return None
+        if self.ctx.qualname(call.func) == "torch.repeat_interleave":
+            repeats = arg(call, 1, "repeats") or arg(call, 0, "input")
+        else:
+            repeats = arg(call, 0, "repeats")
+        counts = _literal_counts(self.ctx, repeats.value) if repeats is not None else None
+        if counts is None or len(counts) < 2:
+            return None
+        return fx.make(fx.SAFE, f"pass `output_size={sum(counts)}`", call,
+                       fx.with_keyword(call, "output_size", str(sum(counts))))
 
     def visit_Call(self, node: cst.Call) -> None:
         if self._has_output_size(node):
@@ -101,3 +123,18 @@ class RepeatInterleaveWithoutOutputSize(Rule):
     def _has_output_size(self, call: cst.Call) -> bool:
         size = arg(call, None, "output_size")
         return size is not None and self.ctx.value(size.value).kind != NONE
+
+
+def _literal_counts(ctx, expr):
+    """The integers of `torch.tensor([1, 2, 3], ...)` written in the code, else None."""
+    if not (isinstance(expr, cst.Call) and ctx.qualname(expr.func) in ("torch.tensor", "torch.as_tensor") and expr.args):
+        return None
+    data = expr.args[0].value
+    if expr.args[0].keyword is not None or not isinstance(data, (cst.List, cst.Tuple)):
+        return None
+    out = []
+    for el in data.elements:
+        if not isinstance(el.value, cst.Integer):
+            return None
+        out.append(int(el.value.evaluated_value))
+    return out

@@ -3,6 +3,7 @@
 import libcst as cst
 
 from torchsync_lint.rule import Rule
+from torchsync_lint.rules import _fixes as fx
 from torchsync_lint.rules._common import arg, may_be_on_gpu, number_literal
 
 FUNCTIONS = frozenset(("torch.nn.functional.one_hot", "torch._C._nn.one_hot"))
@@ -46,6 +47,9 @@ class OneHotWithoutNumClasses(Rule):
     Safe when the number of classes is the one the model was built for (the usual case); a label
     at or above it then fails with a device-side assertion instead of widening the result.
 
+    Autofix (safe, `--fix`): only where the code states the count, `F.one_hot(t % 10)` becomes
+    `F.one_hot(t % 10, num_classes=10)`; elsewhere the count is the user's to give.
+
     ## Known problems
     `num_classes` given as a variable is assumed not to be -1. An untyped first argument is
     reported (the function only takes tensors); one known to be on the CPU is not.
@@ -75,4 +79,25 @@ class OneHotWithoutNumClasses(Rule):
             return
         classes = arg(node, 1, "num_classes")
         if classes is None or number_literal(classes.value) == -1:
-            self.report(node)
+            self.report(node, fix=self._fix(node, labels.value, classes))
+
+    def _fix(self, call: cst.Call, labels: cst.BaseExpression, classes):
+        """`one_hot(t % 10)` -> `one_hot(t % 10, num_classes=10)`: only a count the code states."""
+        count = _stated_count(labels)
+        if count is None or fx.has_star(call):
+            return None
+        if classes is not None and classes.keyword is None:  # one_hot(t, -1)
+            args = [call.args[0], classes.with_changes(value=cst.Integer(str(count)))] + list(call.args[2:])
+            new = call.with_changes(args=args)
+        else:
+            new = fx.with_keyword(call, "num_classes", str(count))
+        return fx.make(fx.SAFE, f"pass `num_classes={count}`", call, new)
+
+
+def _stated_count(labels: cst.BaseExpression):
+    """The number of classes when the labels are `t % K` with a literal `K`, else None."""
+    if isinstance(labels, cst.BinaryOperation) and isinstance(labels.operator, cst.Modulo):
+        k = number_literal(labels.right)
+        if k is not None and k == int(k) and k > 0 and isinstance(labels.right, cst.Integer):
+            return int(k)
+    return None

@@ -3,6 +3,7 @@
 import libcst as cst
 
 from torchsync_lint.rule import Rule
+from torchsync_lint.rules import _fixes as fx
 from torchsync_lint.rules._indexing import host_sequence, indexes_device_tensor, positions
 
 
@@ -48,6 +49,10 @@ class HostSequenceIndex(Rule):
     (`self.register_buffer("idx", torch.tensor([0, 2]), persistent=False)`), which moves with the
     module. `torch.gather(pred, 1, target[:, None])` also avoids the row index.
 
+    Autofix (safe, `--fix`): `x[range(n), t]` becomes `x[torch.arange(n, device=x.device), t]`
+    (same values, dtype `int64` as Python ints give), when `x` is a name or an attribute; lists,
+    numpy arrays and CPU tensors are not rewritten.
+
     ## Known problems
     `x[0, 2]` (plain integers) and slices are not sequences and are never reported, nor is a
     list of tensors (PyTorch reads it as a tuple of index tensors). A list whose members
@@ -83,5 +88,29 @@ class HostSequenceIndex(Rule):
             what = host_sequence(v)
             if what is not None:
                 if indexes_device_tensor(self.ctx, node, index):
-                    self.report(node, self.specific.format(what=what))
+                    self.report(node, self.specific.format(what=what), fix=self._fix(node))
                 return
+
+    def _fix(self, node: cst.Subscript):
+        """`x[range(n), t]` -> `x[torch.arange(n, device=x.device), t]`, when `x` is a name or an
+        attribute (evaluating it twice changes nothing)."""
+        base = node.value
+        probe = base
+        while isinstance(probe, cst.Attribute):
+            probe = probe.value
+        if not isinstance(probe, cst.Name):
+            return None
+        elements = list(node.slice)
+        for i, el in enumerate(elements):
+            call = el.slice.value if isinstance(el.slice, cst.Index) else None
+            if not (isinstance(call, cst.Call) and self.ctx.qualname(call.func) == "builtins.range"):
+                continue
+            if not 1 <= len(call.args) <= 3 or any(a.keyword or a.star for a in call.args):
+                return None
+            torch, imports = fx.torch_name(self.ctx)
+            bounds = ", ".join(fx.arg_code(a) for a in call.args)
+            arange = cst.parse_expression(f"{torch}.arange({bounds}, device={fx.code(base)}.device)")
+            elements[i] = el.with_changes(slice=el.slice.with_changes(value=arange))
+            return fx.make(fx.SAFE, "build the index on the tensor's device with `torch.arange`", node,
+                           node.with_changes(slice=elements), imports)
+        return None

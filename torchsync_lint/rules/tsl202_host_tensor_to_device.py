@@ -5,9 +5,13 @@ from typing import Optional
 import libcst as cst
 
 from torchsync_lint.inference import torch_api as api
-from torchsync_lint.inference.values import CPU, LIST, NDARRAY, TENSOR, TUPLE
+from torchsync_lint.inference.values import CPU, DEVICE, LIST, NDARRAY, STR, TENSOR, TUPLE, UNKNOWN
 from torchsync_lint.rule import Rule
+from torchsync_lint.rules import _fixes as fx
 from torchsync_lint.rules._common import arg, is_false
+
+# Factories whose literal scalar argument `torch.full((), v)` makes with the same dtype.
+SCALAR_FACTORIES = frozenset(("torch.tensor", "torch.as_tensor"))
 
 # torch.cuda.FloatTensor([...]) and friends: host data straight into a GPU tensor
 CUDA_TYPED = frozenset(
@@ -68,11 +72,22 @@ class HostTensorToDevice(Rule):
     ```
 
     ## Fix safety
-    Safe for constants: a buffer registered in `__init__` moves with the module's `.to()`; a
-    constant scalar is `torch.full((), v, device=d)` or `torch.scalar_tensor(v, device=d)`,
-    which fill on the device without a copy (measured); `torch.zeros(n, device=d)` and
-    `torch.arange(n, device=d)` likewise. Data that really changes every step (a batch) should
-    come from pinned memory with `.to(device, non_blocking=True)`.
+    A constant scalar is `torch.full((), v, device=d)` or `torch.scalar_tensor(v, device=d)`,
+    which fill on the device without a copy (measured), with the dtype `torch.tensor(v)` gives
+    (`int64` for an int, the default float dtype for a float, `bool`); `torch.zeros(n, device=d)`
+    and `torch.arange(n, device=d)` likewise. A constant tensor is best made once, as a buffer
+    registered in `__init__`, which moves with the module's `.to()`. Data that really changes
+    every step (a batch) should come from pinned memory with `.to(device, non_blocking=True)`.
+
+    Autofix: `torch.tensor(0.5, device=d)` and `torch.tensor(0.5).to(d)` become
+    `torch.full((), 0.5, device=d)` (safe, `--fix`). With `--unsafe-fixes`, a constant made from
+    literals in a `forward` (`torch.tensor([1.0, 2.0]).cuda()`, `torch.tensor([1.0, 2.0], device=d)`)
+    becomes `self.<name>_const`, registered in `__init__` with `persistent=False` (the state dict
+    is unchanged; `__init__` is created when missing). Unsafe: the buffer follows the module's
+    device and dtype (`model.half()` converts it), not the `device=` written in the call.
+    Any other copy of a CPU tensor gets `non_blocking=True` (unsafe: it only overlaps from
+    pinned memory, and a large pageable tensor still blocks). `torch.tensor(data, device=d)` of
+    non-literal data is not rewritten: it still copies from the host.
 
     ## Known problems
     Not reported in cold code (`__init__`, module level, set-up methods): a copy made once costs
@@ -105,7 +120,7 @@ class HostTensorToDevice(Rule):
         q = self.ctx.qualname(node.func)
         if q is not None:
             if q in api.HOST_DATA_FACTORIES and self._host_data_on_device(node):
-                self.report(node)
+                self.report(node, fix=self._fix_factory(node, q))
             elif q in CUDA_TYPED and self._data_kind(node) in (LIST, TUPLE, NDARRAY):
                 self.report(node)
             elif q == "torch.where" and len(node.args) == 3:
@@ -121,7 +136,95 @@ class HostTensorToDevice(Rule):
             before = self.ctx.value(node.func.value)
             after = self.ctx.value(node)
             if before.device == CPU and after.kind == TENSOR and after.device != CPU:
-                self.report(node)
+                self.report(node, fix=self._fix_copy(node, method))
+
+    # -- fixes ---------------------------------------------------------------------------------
+    def _fix_factory(self, call: cst.Call, q: str):
+        """`torch.tensor(0.5, device=d)` -> `torch.full((), 0.5, device=d)`; a literal list with
+        `device=` -> a buffer made once in `__init__` (without `device=`: it moves with the module)."""
+        positional = [a for a in call.args if a.keyword is None]
+        if q not in SCALAR_FACTORIES or len(positional) != 1 or call.args[0].keyword is not None or fx.has_star(call):
+            return None
+        if fx.keyword(call, "device") is None:
+            return None
+        data = positional[0].value
+        if fx.is_scalar_literal(data):
+            return self._full(call, data, [a for a in call.args[1:]])
+        return self._hoist(call, fx.without_keyword(call, "device"))
+
+    def _fix_copy(self, call: cst.Call, method: str):
+        """`.cuda()` / `.to(device)` of a constant: made once in `__init__` (or filled on the
+        device when it is a scalar); of anything else: `non_blocking=True`."""
+        if fx.has_star(call):
+            return None
+        receiver = call.func.value
+        device = self._device_only(call, method)
+        if device is not None and fx.is_constant(receiver, fx.torch_aliases(self.ctx)):
+            scalar = self._scalar_factory(receiver)
+            if scalar is not None:
+                factory, data = scalar
+                extra = [a for a in factory.args[1:] if a.keyword is not None and a.keyword.value != "device"]
+                return self._full(call, data, extra, device)
+            hoisted = self._hoist(call, receiver)
+            if hoisted is not None:
+                return hoisted
+        if any(a.keyword is None for a in call.args[1:]):
+            return None  # to(device, dtype, non_blocking) spelled positionally: leave it
+        if method == "to" and not self._names_a_device(call):
+            return None  # `.to(x)` with an `x` inference cannot place: perhaps a dtype
+        return fx.make(fx.UNSAFE, "copy with `non_blocking=True` (needs pinned memory to overlap)", call,
+                       fx.with_keyword(call, "non_blocking", "True"))
+
+    def _device_only(self, call: cst.Call, method: str):
+        """The device a `.cuda()` / `.to()` call moves to (code), when that is all it does."""
+        if method == "cuda":
+            if not call.args:
+                return '"cuda"'
+            device = arg(call, 0, "device")
+            return fx.code(device.value) if device is not None and len(call.args) == 1 else None
+        if len(call.args) != 1:
+            return None
+        a = call.args[0]
+        if a.keyword is not None and a.keyword.value != "device":
+            return None
+        return fx.code(a.value) if self.ctx.value(a.value).kind in (DEVICE, STR, UNKNOWN) else None
+
+    def _names_a_device(self, call: cst.Call) -> bool:
+        """`.to(device=...)`, `.to(torch.device(...))`, `.to("cuda")`, `.to(other_tensor)`, or a
+        name that says it holds a device (`device`, `self.dev`)."""
+        if fx.keyword(call, "device") is not None:
+            return True
+        if not call.args or call.args[0].keyword is not None:
+            return False
+        first = call.args[0].value
+        kind = self.ctx.value(first).kind
+        if kind in (DEVICE, STR, TENSOR):
+            return True
+        name = fx.code(first).lower()
+        return kind == UNKNOWN and (name.endswith("device") or name.endswith("dev"))
+
+    def _scalar_factory(self, expr):
+        if isinstance(expr, cst.Call) and self.ctx.qualname(expr.func) in SCALAR_FACTORIES and expr.args:
+            first = expr.args[0]
+            if first.keyword is None and not first.star and fx.is_scalar_literal(first.value) and all(
+                    a.keyword is not None for a in expr.args[1:]):
+                return expr, first.value
+        return None
+
+    def _full(self, call: cst.Call, data, keywords, device=None):
+        torch, imports = fx.torch_name(self.ctx)
+        parts = ["()", fx.code(data)] + [fx.arg_code(a) for a in keywords]
+        if device is not None:
+            parts.append(f"device={device}")
+        return fx.make(fx.SAFE, "fill the scalar on the device: `torch.full((), v, device=d)`", call,
+                       f"{torch}.full({', '.join(parts)})", imports)
+
+    def _hoist(self, call: cst.Call, constant: cst.BaseExpression):
+        cls = fx.module_method(self.ctx)
+        if cls is None or not fx.is_constant(constant, fx.torch_aliases(self.ctx)):
+            return None
+        return fx.make(fx.UNSAFE, "build the constant once, as a buffer registered in `__init__`", call,
+                       "", hoist=fx.Hoist(fx.code(constant), fx.init_params(cls)))
 
     def _where_operands(self, operands) -> None:
         """`torch.where` copies a CPU tensor operand next to GPU ones (even a 0-dim one, measured)."""

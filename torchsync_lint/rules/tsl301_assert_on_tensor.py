@@ -5,6 +5,7 @@ from typing import Iterator
 import libcst as cst
 
 from torchsync_lint.rule import Rule
+from torchsync_lint.rules import _fixes as fx
 from torchsync_lint.rules._common import arg
 
 
@@ -51,6 +52,13 @@ class AssertOnTensor(Rule):
     `AssertionError` at this line. Alternatives: check once outside the training step, or only
     under a debug flag.
 
+    Autofix (unsafe, `--unsafe-fixes`): `assert cond, "msg"` and `torch._assert(cond, "msg")`
+    become `torch._assert_async(cond, "msg")`; `assert not t` becomes
+    `torch._assert_async(torch.logical_not(t))`. A test that is not surely a tensor (not a tensor
+    method's or public torch function's result, nor compared with one) is wrapped in
+    `torch.as_tensor(...)`, so a Python bool still works. Tests joined with `and`/`or` and
+    formatted messages are left alone.
+
     ## Known problems
     Only the test is inspected; a message that formats a tensor (`assert c, f"{t}"`) runs only
     when the check fails. An assert on a value inference cannot type is not reported, nor one on
@@ -74,14 +82,46 @@ class AssertOnTensor(Rule):
 
     def visit_Assert(self, node: cst.Assert) -> None:
         if any(self.ctx.maybe_gpu_tensor(e) for e in _truth_operands(node.test)):
-            self.report(node)
+            self.report(node, fix=self._fix(node, node.test, node.msg))
 
     def visit_Call(self, node: cst.Call) -> None:
         # torch._assert(cond, msg): the traceable spelling of `assert`, with the same bool() (measured)
         if self.ctx.qualname(node.func) == "torch._assert":
             cond = arg(node, 0, "condition")
             if cond is not None and any(self.ctx.maybe_gpu_tensor(e) for e in _truth_operands(cond.value)):
-                self.report(node)
+                message = arg(node, 1, "message")
+                plain = len(node.args) <= 2 and not any(a.star or a.keyword for a in node.args)
+                self.report(node, fix=self._fix(node, cond.value, message.value if message else None) if plain else None)
+
+    def _fix(self, node: cst.CSTNode, test: cst.BaseExpression, msg):
+        """`assert cond, "msg"` -> `torch._assert_async(cond, "msg")`: one tensor test (or `not`
+        of one), and a message that is a plain string (a formatted one would run every time)."""
+        if msg is not None and not isinstance(msg, (cst.SimpleString, cst.ConcatenatedString)):
+            return None
+        torch, imports = fx.torch_name(self.ctx)
+        negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+        operand = test.expression if negated else test
+        if not self.ctx.maybe_gpu_tensor(operand):
+            return None  # `a and b`, a Python bool: no single tensor to assert on
+        cond = fx.code(operand)
+        if not self._surely_tensor(operand):
+            cond = f"{torch}.as_tensor({cond})"  # a bool after all would make _assert_async raise
+        if negated:
+            cond = f"{torch}.logical_not({cond})"
+        args = cond if msg is None else f"{cond}, {fx.code(msg)}"
+        return fx.make(fx.UNSAFE, "check on the device with `torch._assert_async`", node,
+                       f"{torch}._assert_async({args})", imports)
+
+    def _surely_tensor(self, e: cst.BaseExpression) -> bool:
+        """A tensor method's or public torch function's result, or a comparison with one."""
+        if isinstance(e, cst.Comparison):
+            return any(self._surely_tensor(x) for x in [e.left] + [c.comparator for c in e.comparisons])
+        if isinstance(e, cst.Call):
+            if self.ctx.tensor_method(e) is not None:
+                return True
+            q = self.ctx.qualname(e.func)
+            return q is not None and q.startswith("torch.") and not any(p.startswith("_") for p in q.split(".")[1:])
+        return False
 
 
 def _truth_operands(e: cst.BaseExpression) -> Iterator[cst.BaseExpression]:

@@ -4,7 +4,7 @@ from typing import Dict, FrozenSet, Optional, Tuple
 
 import libcst as cst
 
-from torchsync_lint.inference.values import LIST, MODULE, RANGE, SIZE, STR, TENSOR_SEQ, TUPLE
+from torchsync_lint.inference.values import LIST, MODULE, RANGE, SIZE, STR, TENSOR, TENSOR_SEQ, TUPLE
 from torchsync_lint.rule import Rule
 from torchsync_lint.rules._common import gpu_tensor_by_evidence
 
@@ -18,6 +18,8 @@ def _spec(positions: Optional[str], keywords: str = "") -> Spec:
     return pos, frozenset(keywords.split())
 
 
+# The listed calls sync only when one of these arguments is a tensor (tests/test_catalog.py reads this).
+SYNC_CONDITION = "only when a listed size or index argument is a GPU tensor"
 SIZED_FUNCTIONS: Dict[str, Spec] = {
     **{f"torch.{n}": _spec(None, "size") for n in "zeros ones empty rand randn".split()},
     "torch.full": _spec("0 1", "size fill_value"),  # a tensor fill value is read on the host too
@@ -64,7 +66,8 @@ class TensorAsPythonInt(Rule):
     """
     ## What it does
     Flags a GPU (or unknown-device) tensor where Python needs an `int`: `range(t)`, indexing a
-    list, tuple or `nn.ModuleList` with a tensor (`lst[t]`), slice bounds (`x[:t]`,
+    list, tuple or `nn.ModuleList` with a tensor (`lst[t]`), indexing a tensor with a 0-dim integer
+    tensor (`boxes[scores.argmax()]`), slice bounds (`x[:t]`,
     `x[t[0]:]`), and sizes or counts of torch calls: `torch.zeros(t.max())`,
     `torch.arange(0, t.max())`, `x.new_zeros(t)`, `x.view(t, -1)`, `reshape`, `expand`, `repeat`,
     `x.narrow(0, t[0], 4)`, `torch.split(x, t)`, `topk(t)`, `one_hot(y, num_classes=t)`, and
@@ -111,10 +114,12 @@ class TensorAsPythonInt(Rule):
     Reported only when inference says the value is a tensor not known to be on the CPU, and for
     methods only when the receiver is a tensor. `range(t.item())` and `torch.zeros(int(n))` are one
     finding each (TSL001, TSL004); `torch.split(x, t.tolist())` is TSL002. Indexing a tensor with a
-    tensor (`x[t]`) is a gather, not a sync, and is not reported. Indexing a `dict` with a tensor
+    tensor of one or more dimensions (`x[t]`) is a gather, not a sync, and is not reported. Indexing a `dict` with a tensor
     hashes it by identity and is not reported. Unannotated `forward` inputs after the first are
     tensors by convention only (ints and flags are passed too) and are not reported here; annotate
-    them (`mask: Tensor`) to have them checked.
+    them (`mask: Tensor`) to have them checked. A tensor index is reported only when inference
+    knows it has no dimensions (a full reduction such as `argmax()`); `x[t]` with a 1-d `t` is a
+    gather.
 
     ## Verify
     `torchsync-lint --verify` times the statement after a queued `torch.cuda._sleep`: a sync waits
@@ -157,6 +162,11 @@ class TensorAsPythonInt(Rule):
                     container = self.ctx.value(node.value).kind
                 if container in INT_INDEXED:
                     self._check_int(s.value)
+                elif container == TENSOR and not self.ctx.is_store(node):
+                    # `boxes[scores.argmax()]`: a 0-dim integer tensor index is read with __index__
+                    v = self.ctx.value(s.value)
+                    if v.zero_dim and v.dtype == "int" and gpu_tensor_by_evidence(v):
+                        self.report(s.value)
 
     def _check_args(self, call: cst.Call, spec: Spec) -> None:
         positions, keywords = spec

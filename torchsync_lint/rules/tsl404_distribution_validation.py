@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchsync_lint.inference.values import CPU, NUMBER, TENSOR
 from torchsync_lint.rule import Rule
+from torchsync_lint.rules import _fixes as fx
 from torchsync_lint.rules._common import arg, is_false
 
 # Distribution classes of torch.distributions whose constructor or log_prob validates its
@@ -76,6 +77,9 @@ class DistributionValidation(Rule):
     wrong results. Validate once outside the loop (a first step with validation, a test), or
     call `torch.distributions.Distribution.set_default_validate_args(False)` once at start-up.
 
+    Autofix (unsafe, `--unsafe-fixes`): adds `validate_args=False` (or turns `True`/`None` into
+    `False`); calls with `*args`/`**kwargs` are left alone.
+
     ## Known problems
     `set_default_validate_args(False)` is only seen in the same file; set in another file (a
     training script), it still leaves this file's distributions reported: pass
@@ -114,7 +118,8 @@ class DistributionValidation(Rule):
         validate = arg(node, None, "validate_args")
         if validate is None or self._validates(validate.value):
             if not self._validation_off_in_file():
-                self.report(node)
+                self.report(node, fix=None if any(a.star for a in node.args) else fx.make(
+                    fx.UNSAFE, "pass `validate_args=False`", node, fx.with_keyword(node, "validate_args", "False")))
                 return
         if q.endswith("MultivariateNormal") and any(arg(node, None, k) is not None for k in FACTORED_ARGS):
             self.report(node, MVN_MESSAGE)

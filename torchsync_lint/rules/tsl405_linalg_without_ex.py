@@ -3,7 +3,11 @@
 import libcst as cst
 
 from torchsync_lint.rule import Rule
+from torchsync_lint.rules import _fixes as fx
 from torchsync_lint.rules._common import arg, is_true, may_be_on_gpu
+
+# The `_ex` forms --unsafe-fixes writes, and the field of their result that the checked form returns.
+EX_FIELDS = {"torch.linalg.inv_ex": "inverse", "torch.linalg.cholesky_ex": "L", "torch.linalg.solve_ex": "result"}
 
 # Functions that check LAPACK/cuSOLVER `info` on the host, and their sync-free `_ex` form.
 CHECKED = {
@@ -77,6 +81,11 @@ class LinalgWithoutEx(Rule):
     maps to `torch.linalg.cholesky_ex(A, upper=True)`; the deprecated `torch.cholesky` returns the
     lower factor by default, like `linalg.cholesky_ex`.
 
+    Autofix (unsafe, `--unsafe-fixes`): `torch.linalg.inv(A)`, `torch.inverse(A)` and
+    `A.inverse()` become `torch.linalg.inv_ex(A).inverse`; `cholesky` forms become
+    `torch.linalg.cholesky_ex(A).L` (a positional `upper` passed by keyword); `linalg.solve(A, B)`
+    becomes `torch.linalg.solve_ex(A, B).result`. Calls with `out=` and `lu_factor` are left alone.
+
     ## Known problems
     The decompositions without an `_ex` form have no drop-in fix: the finding says where a wait
     happens so it can be moved out of the step. `linalg.matrix_power` with a negative exponent
@@ -114,7 +123,7 @@ class LinalgWithoutEx(Rule):
         if q in CHECKED:
             first = arg(node, 0, "A") or arg(node, 0, "input")
             if first is not None and may_be_on_gpu(self.ctx.value(first.value)):
-                self.report(node, _message(q, CHECKED[q]))
+                self.report(node, _message(q, CHECKED[q]), fix=self._fix(node, CHECKED[q], list(node.args)))
         elif q in EX_FORMS:
             flag = arg(node, None, "check_errors")
             first = arg(node, 0, "A")
@@ -128,9 +137,26 @@ class LinalgWithoutEx(Rule):
         elif q is None:
             method = self.ctx.tensor_method(node)
             if method in METHODS and self.ctx.maybe_gpu_tensor(node.func.value):
-                self.report(node, _message(f"Tensor.{method}", METHODS[method]))
+                self.report(node, _message(f"Tensor.{method}", METHODS[method]),
+                            fix=self._fix(node, METHODS[method], [cst.Arg(node.func.value)] + list(node.args)))
             elif method in NO_EX_METHODS and self.ctx.maybe_gpu_tensor(node.func.value):
                 self.report(node, _no_ex_message(f"Tensor.{method}"))
+
+
+    def _fix(self, call: cst.Call, ex: str, args):
+        """`torch.linalg.inv(A)` -> `torch.linalg.inv_ex(A).inverse` (and cholesky, solve)."""
+        field = EX_FIELDS.get(ex)
+        if field is None or any(a.star for a in args) or fx.keyword(call, "out") is not None or args[0].keyword:
+            return None
+        parts = [fx.code(args[0].value)]
+        for i, a in enumerate(args[1:]):
+            if a.keyword is None and ex.endswith("cholesky_ex"):
+                parts.append(f"upper={fx.code(a.value)}")  # torch.cholesky(A, upper): keyword-only in cholesky_ex
+            else:
+                parts.append(fx.arg_code(a))
+        torch, imports = fx.torch_name(self.ctx)
+        new = f"{torch}.{ex[len('torch.'):]}({', '.join(parts)}).{field}"
+        return fx.make(fx.UNSAFE, f"use `{ex}` (errors go to `info` instead of raising)", call, new, imports)
 
 
 def _message(function: str, alternative: str) -> str:

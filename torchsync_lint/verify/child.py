@@ -84,6 +84,10 @@ def unpack_entry(got):
     raise TypeError("an entry must return (callable, args[, kwargs]) or a callable")
 
 
+class ModuleImportError(Exception):
+    """The task's file could not be imported (the other files of the job go on)."""
+
+
 class Child:
     def __init__(self, job: Dict[str, Any], chan: Channel) -> None:
         self.job = job
@@ -96,7 +100,8 @@ class Child:
         from torchsync_lint.verify import oracles
 
         self.roots = oracles.Roots(torch)
-        self.clock = None
+        self.clock = self.long_clock = None
+        self._modules: Dict[str, Any] = {}
 
     def hello(self) -> bool:
         torch = self.torch
@@ -109,7 +114,11 @@ class Child:
             from torchsync_lint.verify.oracles import SleepClock
 
             torch.zeros(1, device="cuda").sum().item()
-            self.clock = SleepClock(torch, float(self.settings.get("sleep_ms", 20.0)))
+            # timing runs with a short sleep; the long one only where the short one cannot show the wait
+            self.long_clock = SleepClock(torch, float(self.settings.get("sleep_ms", 20.0)))
+            short_ms = float(self.settings.get("short_sleep_ms", 0) or 0)
+            self.clock = self.long_clock.scaled(short_ms) if 0 < short_ms < self.long_clock.sleep_s * 1e3 \
+                else self.long_clock
             info["sleep_us"] = round(self.clock.sleep_s * 1e6, 1)
             info["cycles_per_ms"] = round(self.clock.cycles_per_ms)
         self.chan.send("ready", **info)
@@ -117,30 +126,57 @@ class Child:
 
     # -- snippet tasks ----------------------------------------------------------------------
     def run_snippets(self) -> None:
+        """Every task of the job, whatever its file: one process for the run, modules imported once."""
         from torchsync_lint.verify import snippet_child
 
         job = self.job
         for p in job.get("sys_path", []):
             if p not in sys.path:
                 sys.path.insert(0, p)
-        try:
-            module = import_module_for(job["path"], job.get("module"), job.get("root"))
-        except BaseException as exc:  # SystemExit from a script's module code too
-            tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
-            self.chan.send("fatal", reason=f"cannot import the module: {tb}"[:400])
-            return
         for task in job["tasks"]:
             self.chan.send("begin", id=task["id"])
             t0 = time.monotonic()
             try:
+                module = self.module_for(task.get("file") or job)
                 result = snippet_child.run_task(self, module, task)
+            except ModuleImportError as exc:
+                result = {"failure": str(exc)}
             except Exception as exc:
                 result = {"failure": "verifier error: " + "".join(
                     traceback.format_exception_only(type(exc), exc)).strip()[:400]}
+            broken = self.cuda_broken()
+            if broken:  # a device-side assert or another CUDA error: no later task could run here
+                result["poisoned"] = True
+                if broken not in str(result.get("error")) or str(result.get("failure", "")).startswith("verifier"):
+                    result["failure"] = f"the CUDA context broke while this statement ran: {broken}"
             result["seconds"] = round(time.monotonic() - t0, 3)
             self.chan.send("result", id=task["id"], **result)
             if result.get("poisoned"):
                 return  # the CUDA context is unusable: the parent restarts us for the rest
+
+    def module_for(self, info: dict):
+        path = info["path"]
+        got = self._modules.get(path)
+        if got is None:
+            try:
+                got = import_module_for(path, info.get("module"), info.get("root"))
+            except BaseException as exc:  # SystemExit from a script's module code too
+                tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
+                got = ModuleImportError(f"cannot import the module: {tb}"[:400])
+            self._modules[path] = got
+        if isinstance(got, ModuleImportError):
+            raise got
+        return got
+
+    def cuda_broken(self) -> Optional[str]:
+        """The error text when the CUDA context no longer works (None in predict mode or when fine)."""
+        if self.mode != "gpu":
+            return None
+        try:
+            self.torch.cuda.synchronize()
+            return None
+        except Exception as exc:  # noqa: BLE001
+            return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
 
     # -- entry tasks ------------------------------------------------------------------------
     def run_entry(self) -> None:
@@ -197,6 +233,9 @@ class Child:
 
 
 def main() -> int:
+    import faulthandler
+
+    faulthandler.enable()  # a crash prints its cause (and stack) to stderr, which the parent quotes
     chan = Channel()
     try:
         job = json.loads(sys.stdin.read())

@@ -252,10 +252,39 @@ REWRITES: Dict[str, Rewrite] = {
 }
 
 
-def rewrite(code: str, stmt: Optional[cst.CSTNode], node: Optional[cst.CSTNode], line: int, col: int) -> dict:
-    """``{"src", "line", "col", "compound"}`` of the rewritten statement, or ``{"none": reason}``."""
+def _autofix(stmt: cst.CSTNode, node: Optional[cst.CSTNode], fix) -> Optional[cst.CSTNode]:
+    """The statement as ``--fix`` would rewrite it (the finding's own ``Fix``), when that fix is
+    local to the statement (a hoist into ``__init__`` is not) and was made for this node."""
+    from torchsync_lint.fix import INDENT
+
+    if fix is None or fix.hoist is not None or node is None:
+        return None
+    try:
+        original = fix.original.replace(INDENT, "")
+        if _code(node.with_changes(lpar=[], rpar=[]) if getattr(node, "lpar", None) else node).strip() != original:
+            return None
+        text = fix.replacement.replace(INDENT, "")
+        if isinstance(node, cst.BaseSmallStatement):
+            new = cst.parse_statement(text).body[0]
+            return new if node is stmt else stmt.deep_replace(node, new)
+        return stmt.deep_replace(node, cst.parse_expression(text))
+    except Exception:  # a fix that does not fit this statement: use the rule's rewrite below
+        return None
+
+
+def rewrite(code: str, stmt: Optional[cst.CSTNode], node: Optional[cst.CSTNode], line: int, col: int,
+            fix=None) -> dict:
+    """``{"src", "line", "col", "compound"}`` of the rewritten statement, or ``{"none": reason}``.
+    ``fix``: the finding's autofix (``--fix``), checked in place of the rule's rewrite when it
+    is local to the statement."""
     if stmt is None:
         return {"none": "no statement"}
+    if isinstance(stmt, cst.BaseSmallStatement):
+        fixed = _autofix(stmt, node, fix)
+        if fixed is not None:
+            src = _code(fixed).strip()
+            return {"src": src[:-1] if src.endswith(";") else src, "line": line, "col": col, "compound": False,
+                    "autofix": True}
     fn = REWRITES.get(code)
     if fn is None:
         return {"none": NO_REWRITE.get(code, f"{code} has no statement-local rewrite")}

@@ -175,12 +175,31 @@ def most_common(errors: List[str]) -> str:
     return example
 
 
+def _in_span(path: str, line, span) -> bool:
+    return path == span[0] and line is not None and span[1] <= line <= span[2]
+
+
+def events_in_span(events, span) -> bool:
+    """Did an event oracle see a sync with a frame on the statement (the child's own quick check)?"""
+    return any(_in_span(fr[0], fr[1], span) for e in events for fr in e.get("frames", []))
+
+
+def timed_in_span(lines, span, sleep_us: float, share: float = 0.4) -> bool:
+    return any(_in_span(path, line, span) and any(x > share * sleep_us for x in excess)
+               for path, line, excess, *_ in lines)
+
+
 def measure(torch, roots, prepare: Callable[[], Any], run: Callable[[Any], Any], traced: set, clock,
-            reps: int = 3, warmup: int = 1) -> Dict[str, Any]:
+            reps: int = 3, warmup: int = 1, span=None, long_clock=None) -> Dict[str, Any]:
     """Warm up, observe once with the debug mode, GPU trace and stderr, then time per line.
 
     ``prepare()`` makes the inputs of one run outside every measurement (fresh values, since a
     statement may change them in place); ``run(inputs)`` is what gets measured.
+
+    With ``span`` (path, first line, last line) and a ``long_clock`` (snippet mode), ``clock`` is a
+    short sleep: when the event oracles already saw a sync on the statement one timed repetition
+    confirms it; when that repetition does not show the wait (the statement's own host work before
+    the sync outlasted the short sleep), all repetitions run again with the long sleep.
     """
     out: Dict[str, Any] = {"error": None}
 
@@ -208,20 +227,29 @@ def measure(torch, roots, prepare: Callable[[], Any], run: Callable[[Any], Any],
             out["error"] = _error_text(exc)
         torch.cuda.synchronize()
         out["events"] = log.syncs
-        base_runs, sleep_runs = [], []
-        executed = set()
-        for _ in range(reps):
-            for clocked, runs in ((None, base_runs), (clock, sleep_runs)):
-                inputs = fresh()
-                timer = oracles.LineTimer(traced, roots, clocked)
-                try:
-                    timer.run(lambda: run(inputs))
-                except Exception:
-                    pass
-                runs.append(timer.durations)
-                if clocked is None:
-                    executed.update(k for k in timer.durations if k[0])
-        out["lines"] = oracles.line_excess(base_runs, sleep_runs)
+
+        def timed(clk, n):
+            base_runs, sleep_runs = [], []
+            executed = set()
+            for _ in range(n):
+                for clocked, runs in ((None, base_runs), (clk, sleep_runs)):
+                    inputs = fresh()
+                    timer = oracles.LineTimer(traced, roots, clocked)
+                    try:
+                        timer.run(lambda: run(inputs))
+                    except Exception:
+                        pass
+                    runs.append(timer.durations)
+                    if clocked is None:
+                        executed.update(k for k in timer.durations if k[0])
+            return oracles.line_excess(base_runs, sleep_runs), executed
+
+        seen = span is not None and events_in_span(log.syncs, span)
+        lines, executed = timed(clock, 1 if seen and long_clock is not None else reps)
+        if seen and long_clock is not None and not timed_in_span(lines, span, clock.sleep_s * 1e6):
+            clock = long_clock
+            lines, executed = timed(clock, reps)
+        out["lines"] = lines
         out["executed"] = sorted([list(k) for k in executed])
         out["sleep_us"] = round(clock.sleep_s * 1e6, 1)
     finally:

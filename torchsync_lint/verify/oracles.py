@@ -106,24 +106,26 @@ def capture_stack(frame, roots: Roots, limit: int = 200) -> List[list]:
 class SleepClock:
     """A ``torch.cuda._sleep`` of a known length, calibrated once per process."""
 
-    def __init__(self, torch, sleep_ms: float = 20.0) -> None:
+    def __init__(self, torch, sleep_ms: float = 20.0, cycles_per_ms: Optional[float] = None) -> None:
         self.torch = torch
         cuda = torch.cuda
-        cuda._sleep(1000)
-        cuda.synchronize()
-        cycles = 2_000_000
-        ms = 0.0
-        for _ in range(6):
-            start, end = cuda.Event(enable_timing=True), cuda.Event(enable_timing=True)
-            start.record()
-            cuda._sleep(cycles)
-            end.record()
-            end.synchronize()
-            ms = start.elapsed_time(end)
-            if ms >= 5.0:
-                break
-            cycles *= 4
-        self.cycles_per_ms = cycles / max(ms, 1e-3)
+        if cycles_per_ms is None:  # calibrate with CUDA events (exact device time)
+            cuda._sleep(1000)
+            cuda.synchronize()
+            cycles = 2_000_000
+            ms = 0.0
+            for _ in range(6):
+                start, end = cuda.Event(enable_timing=True), cuda.Event(enable_timing=True)
+                start.record()
+                cuda._sleep(cycles)
+                end.record()
+                end.synchronize()
+                ms = start.elapsed_time(end)
+                if ms >= 5.0:
+                    break
+                cycles *= 4
+            cycles_per_ms = cycles / max(ms, 1e-3)
+        self.cycles_per_ms = cycles_per_ms
         self.cycles = int(self.cycles_per_ms * sleep_ms)
         self.sleep_s = sleep_ms / 1000.0
         self.keep_s = 0.75 * self.sleep_s
@@ -133,6 +135,10 @@ class SleepClock:
     def reset(self) -> None:
         self.torch.cuda.synchronize()
         self.free_at = 0.0
+
+    def scaled(self, sleep_ms: float) -> "SleepClock":
+        """The same calibration with another sleep length."""
+        return SleepClock(self.torch, sleep_ms, self.cycles_per_ms)
 
     def top_up(self, now: float) -> None:
         """Keep at least three quarters of a sleep queued ahead of the host."""

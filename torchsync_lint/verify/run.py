@@ -30,6 +30,7 @@ class VerifyOptions:
     timeout: float = 60.0
     python: Optional[str] = None
     sleep_ms: float = 20.0
+    short_sleep_ms: float = 5.0  # snippet mode times with this; the long sleep only where it cannot tell
     reps: int = 3
     sys_path: List[str] = field(default_factory=list)
 
@@ -46,7 +47,7 @@ class VerifyReport:
 
 
 def _settings(opts: VerifyOptions) -> dict:
-    return {"sleep_ms": opts.sleep_ms, "reps": opts.reps}
+    return {"sleep_ms": opts.sleep_ms, "short_sleep_ms": opts.short_sleep_ms, "reps": opts.reps}
 
 
 def _timing(lines: Sequence, span: Span, sleep_us: Optional[float]) -> Tuple[Optional[int], Optional[float]]:
@@ -119,32 +120,44 @@ class Verifier:
 
     # -- snippet mode -----------------------------------------------------------------------
     def snippet_jobs(self, with_fixes: bool) -> List[dict]:
-        jobs = []
+        """One job for every finding of the run: one child process (restarted only after a crash, a
+        hang or a broken CUDA context) imports each file once and runs the tasks file by file."""
         by_file: Dict[str, List[int]] = {}
         for key, ex in self.extracted.items():
             if ex.failure is None and ex.stmt is not None:
                 by_file.setdefault(ex.span.path, []).append(key)
+        tasks = []
         for path, keys in sorted(by_file.items()):
             info = snippet.module_info(path)
-            tasks = []
             for key in sorted(keys):
                 ex = self.extracted[key]
                 f = self.findings[key]
-                task = {"id": key, "path": ex.span.path, "stmt": ex.stmt, "expr": ex.expr, "specs": ex.specs,
-                        "self": ex.self_spec, "code": f.code}
+                task = {"id": key, "path": ex.span.path, "file": info, "stmt": ex.stmt, "expr": ex.expr,
+                        "specs": ex.specs, "self": ex.self_spec, "code": f.code}
                 if with_fixes:
                     task["fix"] = fixes_mod.rewrite(f.code, ex.stmt_node, ex.node, ex.stmt["line"], ex.stmt["col"])
                 tasks.append(task)
-            jobs.append({"kind": "snippet", "mode": self.opts.mode, "settings": _settings(self.opts),
-                         "sys_path": self.opts.sys_path + [os.getcwd()], **info, "tasks": tasks})
-        return jobs
+        if not tasks:
+            return []
+        return [{"kind": "snippet", "mode": self.opts.mode, "settings": _settings(self.opts),
+                 "sys_path": self.opts.sys_path + [os.getcwd()], "tasks": tasks}]
 
     def run_snippets(self, with_fixes: bool) -> Dict[int, dict]:
         results: Dict[int, dict] = {}
-        jobs = self.snippet_jobs(with_fixes)
-        for n, job in enumerate(jobs, 1):
-            self.note(f"verify: {job['path']} ({len(job['tasks'])} finding(s), file {n}/{len(jobs)})")
-            res = runner.run_job(job, self.opts.timeout, python=self.opts.python)
+        for job in self.snippet_jobs(with_fixes):
+            files = {t["id"]: t["path"] for t in job["tasks"]}
+            n_files = len(set(files.values()))
+            started: Dict[str, int] = {}
+
+            def progress(msg: str, files=files, started=started, n_files=n_files) -> None:
+                key = int(msg.split()[-1]) if msg.split()[-1].isdigit() else None
+                path = files.get(key)
+                if path is not None and path not in started:
+                    started[path] = len(started) + 1
+                    count = sum(1 for p in files.values() if p == path)
+                    self.note(f"verify: {path} ({count} finding(s), file {started[path]}/{n_files})")
+
+            res = runner.run_job(job, self.opts.timeout, python=self.opts.python, on_progress=progress)
             self._check_hello(res)
             results.update(res.results)
         return results
@@ -188,7 +201,8 @@ class Verifier:
     def fix_record(self, key: int, r: dict) -> Optional[dict]:
         f = self.findings[key]
         ex = self.extracted[key]
-        spec = fixes_mod.rewrite(f.code, ex.stmt_node, ex.node, ex.stmt["line"], ex.stmt["col"]) if ex.stmt else None
+        spec = fixes_mod.rewrite(f.code, ex.stmt_node, ex.node, ex.stmt["line"], ex.stmt["col"],
+                                 fix=getattr(f, "fix", None)) if ex.stmt else None
         if spec is None or spec.get("none"):
             return {"status": "no-rewrite", "reason": (spec or {}).get("none", "no statement")}
         fr = r.get("fix")
@@ -259,7 +273,8 @@ class Verifier:
             what = f" ({', '.join(ops)})" if ops else ""
             extra.append(Finding(_display(path), line, col, line, end_col, UNFLAGGED_CODE, UNFLAGGED_NAME,
                                  f"a host-device sync ran here{what} that no rule flagged "
-                                 "(a static blind spot: see docs/verify.md)", None, "unknown", rec))
+                                 "(a static blind spot: see docs/verify.md)", function=None,
+                                 temperature="unknown", verify=rec))
         self.report.unlocated += len(att.unlocated)
         if r.get("call_ms") is not None:
             self.report.entry_call_ms[ref] = r["call_ms"]
@@ -301,7 +316,10 @@ class Verifier:
         elif self.findings:
             results = self.run_snippets(with_fixes=self.opts.fixes)
             for key, r in results.items():
-                records[key].append(decide(self.snippet_evidence(key, r)))
+                rec = decide(self.snippet_evidence(key, r))
+                if r.get("seconds") is not None:
+                    rec["seconds"] = r["seconds"]  # time in the child for this finding
+                records[key].append(rec)
                 if self.opts.fixes:
                     fix_records[key] = self.fix_record(key, r)
         elif self.opts.mode == "gpu":

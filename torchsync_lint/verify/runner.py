@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -42,7 +43,15 @@ def _reader(stream, q: "queue.Queue") -> None:
     q.put(None)
 
 
-def _tail(path: str, n: int = 600) -> str:
+CAUSE = re.compile(r"(Error|Exception|error:|Fatal Python error|Segmentation fault|Aborted|core dumped|"
+                   r"terminate called|Killed|out of memory|assert)", re.IGNORECASE)
+NOISE = re.compile(r"(Warning|warn\(|^\s*File \"|^\s*\^+\s*$|^Traceback|^Current thread|^Thread 0x|"
+                   r"^\s+File|^Stack \(most recent)")
+
+
+def _tail(path: str, n: int = 8192) -> str:
+    """The cause of a child's death, from the end of its stderr: the last line that names an error
+    (a Python exception, a fatal error, an abort), never a warning printed after it."""
     try:
         with open(path, "rb") as fh:
             fh.seek(0, os.SEEK_END)
@@ -51,8 +60,21 @@ def _tail(path: str, n: int = 600) -> str:
             text = fh.read().decode("utf-8", "replace")
     except OSError:
         return ""
-    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
-    return lines[-1][:300] if lines else ""
+    lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
+    causes = [ln for ln in lines if CAUSE.search(ln) and not NOISE.search(ln)]
+    if causes:
+        return causes[-1].strip()[:300]
+    quiet = [ln for ln in lines if not NOISE.search(ln)]
+    return quiet[-1].strip()[:300] if quiet else ""
+
+
+def _exit_text(code: Optional[int]) -> str:
+    if code is not None and code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
 
 
 def _kill(proc: subprocess.Popen) -> None:
@@ -115,7 +137,7 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
                     break
                 if msg is None:  # the child's stdout closed: it exited
                     proc.wait(timeout=30)
-                    why = f"the child process died (exit code {proc.returncode})"
+                    why = f"the child process died ({_exit_text(proc.returncode)})"
                     tail = _tail(err_file.name)
                     if tail:
                         why += f": {tail}"

@@ -5,6 +5,7 @@ Returns raw evidence (events with stacks, per-line timing, errors); the parent d
 
 from __future__ import annotations
 
+import os
 from typing import Any, Dict, Optional
 
 from torchsync_lint.verify import harness
@@ -48,7 +49,14 @@ def _evidence(child, snip: harness.Snippet, task: dict, plan, seed: int = 0) -> 
 
     reps = int(child.settings.get("reps", 3))
     return harness.measure(torch, child.roots, prepare, snip.call, {task["path"]}, child.clock,
-                           reps=reps, warmup=1)
+                           reps=reps, warmup=1, span=_span(task, snip), long_clock=child.long_clock)
+
+
+def _span(task: dict, snip: harness.Snippet):
+    """(real path, first line, last line) of the statement: where its own syncs land."""
+    stmt = task.get("stmt") or {}
+    first = int(stmt.get("line", snip.line))
+    return os.path.realpath(task["path"]), first, first + str(stmt.get("src", "")).count("\n")
 
 
 def _poisoned(out: Dict[str, Any]) -> bool:

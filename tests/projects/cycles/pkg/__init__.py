@@ -1,0 +1,2 @@
+from .a import ping
+from .b import pong

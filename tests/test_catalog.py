@@ -1,0 +1,222 @@
+"""The sync catalog: its data, its loader, and the rules' claims checked against it."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from torchsync_lint import catalog
+from torchsync_lint.catalog import claims, report
+
+
+def test_catalog_meets_the_sweep_targets():
+    c = report.counts()
+    assert c["tried"] >= 1200
+    assert c["decided"] >= 0.8 * c["tried"]
+    env = catalog.environment()
+    assert env["gpu"] and env["torch"] and env["seconds"] > 0
+
+
+def test_a_callable_syncs_when_one_of_its_variants_synced():
+    for qual, e in catalog.entries().items():
+        verdicts = [r["synced"] for r in e["variants"].values() if r["synced"] is not None]
+        assert e["syncs"] == (any(verdicts) if verdicts else None), qual
+        assert catalog.syncs(qual) is e["syncs"]
+        for label, row in e["variants"].items():
+            assert catalog.syncs(qual, label) is row["synced"]
+    assert catalog.syncs("mylib.not_measured") is None
+    assert catalog.syncs("torch.nonzero", "no-such-variant") is None
+
+
+def test_design_facts_are_in_the_data():
+    # DESIGN.md section 4, measured earlier by hand on an H200; the sweep must agree.
+    assert catalog.syncs("torch.nn.functional.one_hot", "default") is True
+    assert catalog.syncs("torch.nn.functional.one_hot", "num_classes=4") is False
+    assert catalog.syncs("torch.histc", "default") is True
+    assert catalog.syncs("torch.histc", "min=0.0,max=1.0") is False
+    assert catalog.syncs("torch.bincount", "minlength=4") is True
+    assert catalog.syncs("torch.distributions.Normal", "validate_args=False") is False
+    assert catalog.syncs("torch.distributions.Normal", "default") is True
+    assert catalog.syncs("torch.linalg.inv") is True and catalog.syncs("torch.linalg.inv_ex", "default") is False
+    assert catalog.syncs("torch.Tensor.item") is True
+    assert catalog.argument_dependent("torch.repeat_interleave")
+
+
+def test_lists_are_sorted_and_consistent():
+    syncing = catalog.syncing_callables()
+    assert syncing == sorted(syncing)
+    assert not set(syncing) & set(catalog.sync_free_callables())
+    assert "torchvision.ops.nms" in catalog.third_party_syncs()
+    assert all(not q.startswith("torch.") for q in catalog.third_party_syncs())
+    for qual, label, synced in catalog.disagreements():
+        assert catalog.syncs(qual, label) is synced
+
+
+def test_aliases_resolve_to_catalog_names():
+    assert catalog.canonical("torch.ops.torchvision.nms") == "torchvision.ops.nms"
+    assert catalog.canonical("torch._C._nn.one_hot") == "torch.nn.functional.one_hot"
+    assert catalog.canonical("torch.functional.unique") == "torch.unique"
+    assert catalog.syncs("torchvision.ops.boxes.nms") is True
+    assert catalog.canonical("torchvision.ops.giou_loss.generalized_box_iou_loss") == "torchvision.ops.generalized_box_iou_loss"
+    assert catalog.canonical("mylib.ops.nms") == "mylib.ops.nms"
+
+
+def test_data_file_is_deterministic_and_small():
+    with open(catalog.DATA, encoding="utf-8") as fh:
+        text = fh.read()
+    assert len(text.encode()) < 2_000_000
+    assert json.dumps(json.loads(text), indent=1, sort_keys=True) + "\n" == text
+
+
+def test_loading_the_catalog_never_imports_torch():
+    code = ("import sys, torchsync_lint.catalog as c; c.syncing_callables(); "
+            "from torchsync_lint.catalog import claims; [claims.claimed_calls(m) for m in claims.rule_modules().values()]; "
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("code", sorted(claims.rule_modules()))
+def test_rule_claims_agree_with_the_measurements(code):
+    """A call a rule flags must have synced in some measured variant, unless the rule states the
+    argument condition under which it syncs (``SYNC_CONDITION``)."""
+    module = claims.rule_modules()[code]
+    if claims.condition(module):
+        return
+    never = [q for q in sorted(claims.claimed_calls(module)) if catalog.syncs(q) is False]
+    assert not never, f"{code} flags calls measured not to sync in any variant: {never}"
+
+
+def test_claims_are_read_from_rule_data():
+    modules = claims.rule_modules()
+    assert "torchvision.ops.nms" in claims.claimed_calls(modules["TSL109"])
+    assert "torch.Tensor.nonzero" in claims.claimed_calls(modules["TSL101"])
+    assert "torch.distributions.Normal" in claims.claimed_calls(modules["TSL404"])
+
+
+def test_docs_catalog_is_up_to_date():
+    assert report.main(["--check"]) == 0, "run: python -m torchsync_lint.catalog.report"
+
+
+def test_sweep_synthesises_runnable_variants_on_cpu():
+    torch = pytest.importorskip("torch")
+    from torchsync_lint.catalog import sweep, synth
+
+    items = {i[0]: i for i in sweep.enumerate_callables(torch, sweep.NAMESPACES[:3])}
+    oracles = sweep.Oracles(torch, "cpu")
+    stubs = synth._stub_index(torch)
+    one_hot = sweep.measure_callable(torch, synth, oracles, stubs, items["torch.nn.functional.one_hot"])
+    assert {"default", "num_classes=4"} <= set(one_hot["variants"])
+    assert all(v["how"] != "error" for v in one_hot["variants"].values())
+    rep = sweep.measure_callable(torch, synth, oracles, stubs, items["torch.repeat_interleave"])
+    assert "repeats=tensor" in rep["variants"] and "output_size=from_result" in rep["variants"]
+    method = sweep.measure_callable(torch, synth, oracles, stubs, items["torch.Tensor.nonzero"])
+    assert method["variants"]["default"]["how"] != "error"
+
+
+USER_CODE = """\
+import torch.nn as nn
+from mylib.ops import nms
+
+
+class Head(nn.Module):
+    def forward(self, boxes, scores):
+        return nms(boxes, scores)
+"""
+
+
+def _project(tmp_path, extra):
+    (tmp_path / "pyproject.toml").write_text(f"[tool.torchsync-lint]\nextra-sync-calls = {extra}\n", encoding="utf-8")
+    (tmp_path / "model.py").write_text("import torch\n" + USER_CODE, encoding="utf-8")
+    return str(tmp_path / "model.py")
+
+
+def test_extra_sync_calls_from_pyproject_are_reported(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv(catalog.EXTRA_ENV, "")  # restored afterwards: load() sets it
+    from torchsync_lint.cli import main
+
+    path = _project(tmp_path, '["mylib.ops.nms"]')
+    assert main(["--select", "TSL110", path]) == 1
+    assert "TSL110" in capsys.readouterr().out
+    path = _project(tmp_path, '["mylib.ops.other"]')
+    assert main(["--select", "TSL110", path]) == 0
+
+
+def test_bad_extra_sync_calls_is_one_clear_error(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv(catalog.EXTRA_ENV, "")  # restored afterwards: load() sets it
+    from torchsync_lint.cli import main
+
+    path = _project(tmp_path, '["not a name"]')
+    assert main([path]) == 2
+    err = capsys.readouterr().err
+    assert "extra-sync-calls" in err and "Traceback" not in err
+
+
+def test_catalog_command_rejects_a_missing_module(capsys):
+    from torchsync_lint.cli import main
+
+    assert main(["catalog", "--module", "no_such_module_xyz.ops"]) == 2
+    assert "no module named" in capsys.readouterr().err
+
+
+def test_catalog_command_sweeps_a_user_module(tmp_path, monkeypatch):
+    pytest.importorskip("torch")
+    pkg = tmp_path / "userlib"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
+    (pkg / "ops.py").write_text("import torch\n\n\ndef keep_positive(x: torch.Tensor) -> torch.Tensor:\n"
+                                "    return x[x > 0]\n", encoding="utf-8")
+    out = tmp_path / "catalog.json"
+    env = dict(__import__("os").environ, PYTHONPATH=f"{tmp_path}:{__import__('os').getcwd()}")
+    proc = subprocess.run([sys.executable, "-m", "torchsync_lint", "catalog", "--module", "userlib.ops", "--device", "cpu",
+                           "--out", str(out)], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert list(data["entries"]) == ["userlib.ops.keep_positive"]
+    assert data["entries"]["userlib.ops.keep_positive"]["variants"]["default"]["how"] != "error"
+    assert "extra-sync-calls" in proc.stderr
+
+
+def test_a_crashing_callable_is_recorded_and_the_sweep_goes_on(tmp_path, monkeypatch):
+    pytest.importorskip("torch")
+    from torchsync_lint.catalog import sweep
+
+    (tmp_path / "crashlib.py").write_text(
+        "import os\nimport torch\n\n\ndef a_crash(x: torch.Tensor):\n    os._exit(3)\n\n\n"
+        "def b_fine(x: torch.Tensor):\n    return x + 1\n", encoding="utf-8")
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}:{__import__('os').getcwd()}")
+    entries, info = sweep.run_sweep("cpu", (("crashlib", "crashlib"),), log=lambda m: None)
+    assert entries["crashlib.a_crash"]["error"].startswith("child died")
+    assert info["restarted_after"] == ["crashlib.a_crash"]
+    assert entries["crashlib.b_fine"]["variants"]["default"]["how"] != "error"
+
+
+class _ScriptedOracles:
+    """Oracles.decide with host times given by the test (ms), and a scripted debug-mode answer."""
+
+    def __init__(self, times, warned):
+        from torchsync_lint.catalog import sweep
+
+        self.times, self.warned = list(times), warned
+        self.decide = sweep.Oracles.decide.__get__(self)
+
+    def host_time(self, fn, sleep):
+        return self.times.pop(0)
+
+    def debug_mode_warns(self, fn):
+        return self.warned
+
+
+@pytest.mark.parametrize("times, warned, want", [
+    ([0.05, 0.05, 4.0], True, (True, "both")),  # waited for the sleep, and the debug mode warned
+    ([0.05, 0.05, 0.06], False, (False, "both")),
+    ([0.05, 0.05, 4.0], False, (True, "timing!debug-mode")),  # a wait the debug mode misses
+    ([0.05, 0.05, 0.06], True, (False, "timing!debug-mode")),
+    ([0.05, 0.05, 1.5, 1.5], True, (True, "debug-mode")),  # ambiguous twice: the debug mode decides
+    ([0.05, 0.05, 1.5, 4.0], False, (True, "timing!debug-mode")),  # a host hiccup, measured again
+])
+def test_timing_decides_and_disagreements_are_marked(times, warned, want):
+    synced, how, stall_us = _ScriptedOracles(times, warned).decide(lambda: None)
+    assert (synced, how) == want
+    assert stall_us >= 0

@@ -1,0 +1,60 @@
+"""Which torch calls each rule claims to sync, read from the rule modules' own data.
+
+A rule names its calls in module-level sets or dicts of qualified names (``FUNCTIONS``,
+``NMS_CALLS``, ``CHECKED``...; for a dict, its keys: values are the sync-free alternatives) and of
+Tensor method names (``METHODS``, ``NO_EX_METHODS``: every name must be a ``torch.Tensor``
+attribute the catalog knows). A rule whose calls sync only with certain arguments says so in a
+module-level ``SYNC_CONDITION`` string. Imports the rule modules (LibCST), never torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Dict, Iterable, Optional, Set
+
+from torchsync_lint import catalog
+
+QUALIFIED_ROOTS = ("torch.", "torchvision.")
+
+
+def _strings(value) -> Iterable[str]:
+    if isinstance(value, dict):
+        return [k for k in value if isinstance(k, str)]
+    if isinstance(value, (set, frozenset)):
+        return [v for v in value if isinstance(v, str)]
+    return []
+
+
+def claimed_calls(module) -> Set[str]:
+    """Catalog names of the calls a rule module declares."""
+    out: Set[str] = set()
+    known = catalog.entries()
+    for var, value in vars(module).items():
+        if not var.isupper() or var.startswith("_"):
+            continue
+        names = list(_strings(value))
+        out.update(catalog.canonical(n) for n in names if n.startswith(QUALIFIED_ROOTS))
+        bare = [n for n in names if n.isidentifier()]
+        if bare and (var == "METHODS" or var.endswith("_METHODS")) and all(f"torch.Tensor.{n}" in known for n in bare):
+            out.update(f"torch.Tensor.{n}" for n in bare)
+        if bare and var == "DISTRIBUTIONS":
+            out.update(f"torch.distributions.{n}" for n in bare)
+    return out
+
+
+def rule_modules() -> Dict[str, object]:
+    """Rule code -> its module, for every rule file in torchsync_lint/rules/."""
+    from torchsync_lint import rules
+
+    out = {}
+    for info in sorted(pkgutil.iter_modules(rules.__path__), key=lambda m: m.name):
+        if info.name.startswith("tsl"):
+            out[info.name[:6].upper()] = importlib.import_module(f"torchsync_lint.rules.{info.name}")
+    return out
+
+
+def condition(module) -> Optional[str]:
+    """The rule's documented argument condition, if its calls sync only with some arguments."""
+    text = getattr(module, "SYNC_CONDITION", None)
+    return text if isinstance(text, str) and text.strip() else None

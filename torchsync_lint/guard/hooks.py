@@ -1,0 +1,287 @@
+"""The torch side of the guard: which hooks see a sync, installed while any guard is active.
+
+- the sync debug mode (``"warn"``) with an ``"always"`` filter for its message and a
+  ``showwarning`` hook that keeps the frame (its own file:line is often inside torch);
+- ``torch.cuda._gpu_trace`` device, stream and event synchronisation callbacks, which see the
+  explicit syncs the debug mode misses; each drains the queue and times it: the host stall;
+- a ``TorchFunctionMode`` per guarded thread: names the op, merges one call's sightings, sees
+  pageable non-blocking copies (they block, and nothing else tells), and raises at the first safe
+  point after the call returned (raising inside a callback or in the middle of an op is unsafe);
+- ``torch.cuda.empty_cache`` wrapped: it syncs when it gives cached blocks back to the driver.
+
+Never the debug mode's ``"error"`` setting with the trace callbacks: that breaks ``.item()``.
+The debug mode, the filters, ``showwarning`` and the wrapped functions are process-global: they
+are installed by the first active guard and restored by the last one, also after an exception.
+The trace callbacks cannot be unregistered (torch has no API for it): they stay, and do nothing
+while no guard is active.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import warnings
+from typing import Optional
+
+from torchsync_lint.guard import state
+from torchsync_lint.guard.events import Roots
+
+SYNC_TEXT = "called a synchronizing CUDA operation"
+PAGEABLE_BYTES = 64 * 1024  # smaller pageable copies are staged and return at once (measured: DESIGN.md)
+
+_lock = threading.RLock()
+_installed = 0
+_saved: dict = {}
+_trace_registered = False
+
+
+def cuda_state():
+    """(torch or None, why not active or None)."""
+    try:
+        import torch
+    except Exception as exc:  # noqa: BLE001 - any import failure means no guard
+        return None, f"torch is not importable ({type(exc).__name__})"
+    try:
+        if not torch.cuda.is_available():
+            return torch, "no CUDA device"
+    except Exception as exc:  # noqa: BLE001
+        return torch, f"CUDA is not usable ({exc})"
+    return torch, None
+
+
+# ---------------------------------------------------------------------------------------------
+# process-global hooks
+
+
+def _drain(torch) -> float:
+    t0 = time.perf_counter()
+    torch._C._cuda_synchronize()
+    return (time.perf_counter() - t0) * 1e6
+
+
+def _trace_cb(kind: str, op: str):
+    def cb(*_args):
+        if not state.any_guarded():
+            return
+        st = state.current()
+        if st is not None and st.in_hook:
+            return
+        import torch
+
+        if st is not None:
+            st.in_hook = True
+        try:
+            frame = sys._getframe(1)
+            stall = _drain(torch)  # the sync about to happen would have waited as long
+            state.sighting("gpu-trace", frame, stall, op)
+        finally:
+            if st is not None:
+                st.in_hook = False
+    return cb
+
+
+def _register_trace(torch) -> None:
+    global _trace_registered
+    if _trace_registered:
+        return
+    from torch.cuda import _gpu_trace as gt
+
+    gt.register_callback_for_device_synchronization(_trace_cb("device", "torch.cuda.synchronize"))
+    gt.register_callback_for_stream_synchronization(_trace_cb("stream", "torch.cuda.Stream.synchronize"))
+    gt.register_callback_for_event_synchronization(_trace_cb("event", "torch.cuda.Event.synchronize"))
+    torch._C._activate_gpu_trace()
+    _trace_registered = True
+
+
+def _showwarning(message, category, filename, lineno, file=None, line=None):
+    if SYNC_TEXT in str(message):
+        if state.sighting("debug-mode", sys._getframe(1)) or not _saved.get("mode"):
+            return  # ours, or an unguarded thread's while the debug mode is on only for us
+    prev = _saved.get("showwarning")
+    if prev is warnings._showwarning_orig or prev is None:
+        # catch_warnings(record=True) (pytest) swaps the implementation, not showwarning
+        warnings._showwarnmsg_impl(warnings.WarningMessage(message, category, filename, lineno, file, line))
+    else:
+        prev(message, category, filename, lineno, file, line)
+
+
+def _wrap_sync_api(fn):
+    def wrapper(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        state.raise_pending()
+        return out
+    wrapper.__wrapped__ = fn
+    wrapper.__name__ = getattr(fn, "__name__", "synchronize")
+    wrapper.__doc__ = getattr(fn, "__doc__", None)
+    return wrapper
+
+
+def _wrap_empty_cache(torch, fn):
+    def empty_cache():
+        if state.current() is None:
+            return fn()
+        before = torch.cuda.memory_reserved()
+        t0 = time.perf_counter()
+        fn()
+        dt = (time.perf_counter() - t0) * 1e6
+        if torch.cuda.memory_reserved() < before:  # blocks went back to the driver: cudaFree syncs
+            state.sighting("empty-cache", sys._getframe(1), dt, "torch.cuda.empty_cache")
+        state.raise_pending()
+    empty_cache.__wrapped__ = fn
+    empty_cache.__doc__ = fn.__doc__
+    return empty_cache
+
+
+def _patch(owner, name, make):
+    orig = getattr(owner, name, None)
+    if orig is None:
+        return
+    _saved.setdefault("patches", []).append((owner, name, orig))
+    setattr(owner, name, make(orig))
+
+
+def install(torch, cuda: bool = True) -> None:
+    """``cuda=False`` (tests on a CPU-only torch): only the warnings hook; no debug mode, trace, patches."""
+    global _installed
+    with _lock:
+        _installed += 1
+        if _installed > 1:
+            return
+        try:
+            state.set_roots(Roots(getattr(torch, "__path__", [None])[0]))
+            _saved["showwarning"] = warnings.showwarning
+            warnings.filterwarnings("always", message=".*" + SYNC_TEXT, category=UserWarning)
+            _saved["filter"] = warnings.filters[0]
+            warnings.showwarning = _showwarning
+            if not cuda:
+                return
+            _register_trace(torch)
+            _saved["mode"] = torch.cuda.get_sync_debug_mode()
+            cuda = torch.cuda
+            _patch(cuda, "synchronize", _wrap_sync_api)
+            _patch(cuda.Stream, "synchronize", _wrap_sync_api)
+            _patch(cuda.Event, "synchronize", _wrap_sync_api)
+            if hasattr(torch, "accelerator"):
+                _patch(torch.accelerator, "synchronize", _wrap_sync_api)
+            _patch(cuda, "empty_cache", lambda fn: _wrap_empty_cache(torch, fn))
+            if hasattr(cuda, "memory"):
+                _patch(cuda.memory, "empty_cache", lambda fn: _wrap_empty_cache(torch, fn))
+            torch.cuda.set_sync_debug_mode("warn")
+        except BaseException:
+            _installed = 1
+            uninstall(torch)
+            raise
+
+
+def uninstall(torch) -> None:
+    global _installed
+    with _lock:
+        _installed -= 1
+        if _installed > 0:
+            return
+        _installed = 0
+        try:
+            if "mode" in _saved:
+                torch.cuda.set_sync_debug_mode(_saved.pop("mode"))
+        finally:
+            for owner, name, orig in reversed(_saved.pop("patches", [])):
+                setattr(owner, name, orig)
+            if "showwarning" in _saved:
+                warnings.showwarning = _saved.pop("showwarning")
+            flt = _saved.pop("filter", None)
+            if flt is not None:
+                try:
+                    warnings.filters.remove(flt)
+                except ValueError:
+                    pass
+                mutated = getattr(warnings, "_filters_mutated", None) or getattr(
+                    warnings, "_filters_mutated_lock_held", None)
+                if mutated is not None:
+                    mutated()
+
+
+def installed() -> int:
+    return _installed
+
+
+# ---------------------------------------------------------------------------------------------
+# per thread: the torch function mode
+
+
+def _op_name(func) -> str:
+    from torchsync_lint.verify.oracles import _func_name
+
+    return _func_name(func)
+
+
+def _pageable_copy(torch, func, args, kwargs, out) -> Optional[int]:
+    """Bytes of a pageable host tensor copied to the GPU with non_blocking=True (it blocks)."""
+    name = getattr(func, "__name__", "")
+    if name not in ("to", "cuda", "copy_") or not (kwargs or {}).get("non_blocking", False):
+        if not (name == "copy_" and len(args) > 2 and args[2] is True):
+            return None
+    if name == "copy_":
+        if len(args) < 2:
+            return None
+        src, dst = args[1], args[0]
+    else:
+        src, dst = (args[0] if args else None), out
+    if not (isinstance(src, torch.Tensor) and isinstance(dst, torch.Tensor)):
+        return None
+    if src.device.type != "cpu" or dst.device.type != "cuda" or src.is_pinned():
+        return None
+    size = src.numel() * src.element_size()
+    return size if size > PAGEABLE_BYTES else None
+
+
+def make_mode(torch):
+    from torch.overrides import TorchFunctionMode
+
+    backward_names = {"backward", "grad"}
+
+    class SyncGuardMode(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            st = state.current()
+            if st is None or st.call_depth or not st.guards:
+                return func(*args, **kwargs)
+            st.call_depth = 1
+            backward = getattr(func, "__name__", "") in backward_names
+            st.in_backward = backward
+            hook0 = st.hook_s
+            t0 = time.perf_counter()
+            ok = False
+            try:
+                out = func(*args, **kwargs)
+                ok = True
+            finally:
+                dt = time.perf_counter() - t0 - (st.hook_s - hook0)
+                st.call_depth = 0
+                st.in_backward = False
+                with state._lock:
+                    raws, st.call_raw = st.call_raw, []
+                if ok:
+                    size = _pageable_copy(torch, func, args, kwargs, out)
+                    if size:
+                        raws.append(state.Sighting("pageable-copy", sys._getframe(1), dt * 1e6,
+                                                   _op_name(func), state.thread_label()))
+                if raws:
+                    state.finish(st, raws, _op_name(func), dt)
+            state.raise_pending(st)
+            return out
+
+    return SyncGuardMode()
+
+
+def enter_thread(torch, st) -> None:
+    if st.mode_ctx is None:
+        mode = make_mode(torch)
+        mode.__enter__()
+        st.mode_ctx = mode
+
+
+def exit_thread(st) -> None:
+    mode, st.mode_ctx = st.mode_ctx, None
+    if mode is not None:
+        mode.__exit__(None, None, None)

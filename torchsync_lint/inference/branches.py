@@ -1,0 +1,102 @@
+"""Branches join: what a name holds after an ``if``/``else`` or a loop is the join of what each
+path left in it; ``if isinstance(v, Tensor):`` makes ``v`` a tensor inside the branch only.
+
+Kept current by the rule walker (``FileContext``): ``enter_if`` before the test, ``switch`` when
+the walk reaches the ``else``/``elif`` part, ``leave_if`` after; loops (``enter_loop``/
+``leave_loop``) join the state before the loop with the state after its body, since the body
+may run no time at all.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional
+
+import libcst as cst
+
+from torchsync_lint.inference.values import TENSOR, UNKNOWN, Value, join, tensor
+
+_TENSOR_TYPES = frozenset(("torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"))
+
+
+class _Frame:
+    __slots__ = ("node", "before", "ends", "orelse_id")
+
+    def __init__(self, node: cst.CSTNode, before: Dict[str, Value], orelse_id: Optional[int]) -> None:
+        self.node = node
+        self.before = before
+        self.ends: List[Dict[str, Value]] = []
+        self.orelse_id = orelse_id
+
+
+def _join_states(states: List[Dict[str, Value]], before: Dict[str, Value]) -> Dict[str, Value]:
+    out: Dict[str, Value] = {}
+    names = set()
+    for s in states:
+        names.update(s)
+    for name in names:
+        vals = [s.get(name, before.get(name)) for s in states]
+        known = [v for v in vals if v is not None]  # unbound on a path: that path cannot read it
+        v = known[0]
+        for other in known[1:]:
+            v = join(v, other)
+        out[name] = v
+    return out
+
+
+class Branches:
+    def __init__(self) -> None:
+        self._frames: List[_Frame] = []
+
+    def enter_if(self, node: cst.If, values: Dict[str, Value], narrow) -> None:
+        orelse = node.orelse
+        self._frames.append(_Frame(node, dict(values), id(orelse) if orelse is not None else None))
+        for name, v in narrow(node.test):
+            values[name] = v
+
+    def switch(self, node: cst.CSTNode, values: Dict[str, Value]) -> bool:
+        """At an ``else``/``elif``: keep the body's end, start again from the state before the if."""
+        if not self._frames or self._frames[-1].orelse_id != id(node):
+            return False
+        frame = self._frames[-1]
+        frame.ends.append(dict(values))
+        values.clear()
+        values.update(frame.before)
+        return True
+
+    def leave_if(self, node: cst.If, values: Dict[str, Value]) -> None:
+        if not self._frames or self._frames[-1].node is not node:
+            return
+        frame = self._frames.pop()
+        ends = frame.ends + [dict(values)]
+        if frame.orelse_id is None:
+            ends.append(frame.before)  # no else: the body may not run
+        joined = _join_states(ends, frame.before)
+        values.clear()
+        values.update(joined)
+
+    def enter_loop(self, node: cst.CSTNode, values: Dict[str, Value]) -> None:
+        self._frames.append(_Frame(node, dict(values), None))
+
+    def leave_loop(self, node: cst.CSTNode, values: Dict[str, Value]) -> None:
+        if not self._frames or self._frames[-1].node is not node:
+            return
+        frame = self._frames.pop()
+        joined = _join_states([dict(values), frame.before], frame.before)
+        values.clear()
+        values.update(joined)
+
+
+def isinstance_tensor(test: cst.BaseExpression, qualify, current) -> List[tuple]:
+    """``isinstance(v, torch.Tensor)`` (or a tuple holding it) -> [(name, tensor value)]."""
+    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
+            and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)):
+        return []
+    types = test.args[1].value
+    names = [el.value for el in types.elements] if isinstance(types, cst.Tuple) else [types]
+    if not any(qualify(t) in _TENSOR_TYPES for t in names):
+        return []
+    name = test.args[0].value.value
+    v = current(name)
+    if v is not None and v.kind == TENSOR:
+        return [(name, v.with_(assumed=False))]
+    return [(name, tensor())] if len(names) == 1 or v is None or v.kind == UNKNOWN else []

@@ -1,0 +1,115 @@
+"""A file's interface: what other files may ask of it, as plain data (cached as JSON).
+
+Computed once per file from its index and an evaluator with no project (what it cannot see
+stays a reference, resolved later by ``project.Project``):
+
+- ``aliases``: the import table (re-exports, ``import a.b as c``);
+- ``functions``: key -> the value each function or method returns;
+- ``classes``: key -> bases (qualified), methods (name -> key), values stored on ``self``;
+- ``values``: module-level names -> values;
+- ``calls``: what this file passes to functions and classes it imports ([name, args, kwargs]),
+  so a parameter left unannotated takes the join of its call sites in every file;
+- ``summary``: the call-graph facts for hot paths (``hotness.FileSummary``).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional
+
+from torchsync_lint.inference.evaluate import EXTERNAL_ROOTS, Evaluator
+from torchsync_lint.inference.hotness import FileSummary
+from torchsync_lint.inference.index import FileIndex
+from torchsync_lint.inference.values import NONE, SELF, UNKNOWN, Value, to_data
+
+FORMAT = 1
+_MAX_CALL_ARGS = 12
+
+
+def _keep(v: Value) -> bool:
+    return (v.kind != UNKNOWN or v.ref is not None) and v.kind != SELF
+
+
+def extract(index: FileIndex, evaluator: Evaluator, summary: Optional[FileSummary]) -> dict:
+    functions: Dict[str, dict] = {}
+    variants = {}  # evaluators that assume tensors in unknown parameters, made when needed
+    for key, f in index.functions.items():
+        ret = evaluator.returns(f)
+        entry = functions[key] = {"returns": to_data(ret)} if _keep(ret) or ret.kind == NONE else {}
+        if not f.returns or not any(v.kind == UNKNOWN for v in evaluator.params(f).values()):
+            continue
+        for flag, assume in (("t", "any"), ("cpu", "cpu")):
+            if flag not in variants:
+                variants[flag] = Evaluator(index, evaluator.hot_functions, project=evaluator.project,
+                                           assume_params=assume)
+            alt = variants[flag].returns(f)
+            if alt != ret and _keep(alt):
+                entry["returns_" + flag] = to_data(alt)
+    classes: Dict[str, dict] = {}
+    for cls in index.classes.values():
+        attrs = {}
+        for name in list(cls.attrs) + sorted(cls.buffers):
+            v = evaluator.self_attr(cls, name)
+            if _keep(v):
+                attrs[name] = to_data(v)
+        classes[cls.key] = {
+            "bases": [_base_key(index, b) for b in cls.bases],
+            "methods": {n: m.key for n, m in cls.methods.items()},
+            "attrs": attrs,
+        }
+    values = {}
+    for name, v in evaluator.module_scope().values.items():
+        if _keep(v):
+            values[name] = to_data(v)
+    calls: List[list] = []
+    for q, caller, call in index.ext_calls:
+        if q.split(".")[0] in EXTERNAL_ROOTS or len(call.args) > _MAX_CALL_ARGS:
+            continue
+        scope = evaluator.summary_scope(caller) if caller is not None else evaluator.module_scope()
+        if any(a.star for a in call.args):
+            calls.append([q, None, {}])
+            continue
+        args = [to_data(evaluator.infer(a.value, scope)) for a in call.args if a.keyword is None]
+        kwargs = {a.keyword.value: to_data(evaluator.infer(a.value, scope)) for a in call.args if a.keyword is not None}
+        calls.append([q, args, kwargs])
+    return {
+        "format": FORMAT,
+        "module": index.module_name,
+        "aliases": dict(index.aliases.map),
+        "functions": functions,
+        "classes": classes,
+        "values": values,
+        "calls": calls,
+        "sets_default_device": evaluator.sets_default_device(),
+        "summary": summary_to_data(summary) if summary is not None else None,
+    }
+
+
+def _base_key(index: FileIndex, base: str) -> str:
+    local = index.classes.get(base)
+    return local.key if local is not None else base
+
+
+def summary_to_data(s: FileSummary) -> dict:
+    return {
+        "module": s.module,
+        "functions": {k: sorted(v) for k, v in s.functions.items()},
+        "roots": sorted(s.roots),
+        "loop_calls": sorted(s.loop_calls),
+        "names": s.names,
+        "class_bases": s.class_bases,
+        "attr_classes": s.attr_classes,
+        "aliases": s.aliases,
+    }
+
+
+def summary_from_data(d: dict) -> FileSummary:
+    return FileSummary(
+        module=d["module"],
+        functions={k: set(v) for k, v in d["functions"].items()},
+        roots=set(d["roots"]),
+        loop_calls=set(d["loop_calls"]),
+        names=dict(d["names"]),
+        class_bases={k: list(v) for k, v in d["class_bases"].items()},
+        attr_classes={k: dict(v) for k, v in d["attr_classes"].items()},
+        aliases=dict(d["aliases"]),
+    )

@@ -1,0 +1,291 @@
+"""The whole project: every file's interface, and answers to questions that cross files.
+
+A file's evaluator leaves what it cannot see as a symbolic reference (``values.Value.ref``):
+``("call", "pkg.losses.assign")``, ``("method", "pkg.heads.Head", "__call__")``,
+``("attr", "pkg.base.Model", "anchors")``, ``("value", "pkg.consts.DEVICE")``. ``Project``
+resolves them against the interfaces (``inference.interface``), never against syntax trees:
+names are followed through import tables (re-exports in ``__init__``, ``import a.b as c``),
+classes through their bases in any file, and the value found is resolved in turn. Answers are
+memoised; a reference met again while it is being resolved (recursion, import cycles) is UNKNOWN.
+
+Interfaces come from a dict (a CLI run indexes every file first) or, for the flake8 plugin that
+sees one file at a time, from a loader that indexes files on demand (see ``inference.ondemand``).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
+
+from torchsync_lint.inference.values import (
+    MODULE,
+    OBJECT,
+    UNKNOWN,
+    UNKNOWN_VALUE,
+    Value,
+    from_data,
+    join,
+    tensor,
+)
+
+MODULE_BASE_SUFFIXES = ("Module", "Loss", "LightningModule", "Sequential", "ModuleList", "ModuleDict")
+_MAX_DEPTH = 12
+# A value still being computed (a cycle): ``join`` ignores NONE, so the cycle's other paths decide.
+_BOTTOM = Value("none")
+
+
+class Project:
+    def __init__(self, interfaces: Dict[str, dict], loader: Optional[Callable[[str], Optional[dict]]] = None) -> None:
+        """``interfaces``: module name -> interface data; ``loader(module)`` finds one not given."""
+        self._ifaces: Dict[str, Optional[dict]] = dict(interfaces)
+        self._loader = loader
+        self._functions: Dict[str, Tuple[dict, dict]] = {}  # key -> (interface, function data)
+        self._classes: Dict[str, Tuple[dict, dict]] = {}
+        for iface in interfaces.values():
+            self._add(iface)
+        self._resolved: Dict[tuple, Value] = {}
+        self._busy: Set[tuple] = set()
+        self._is_module: Dict[str, bool] = {}
+        self._calls: Optional[Dict[str, List[Tuple[list, dict]]]] = None
+        self._params: Dict[tuple, Value] = {}
+        # some file moves the default device off the CPU: factories without device= go anywhere
+        self.sets_default_device = any((i or {}).get("sets_default_device") for i in interfaces.values())
+
+    # -- interfaces ----------------------------------------------------------------------------
+    def _add(self, iface: dict) -> None:
+        for key, f in iface.get("functions", {}).items():
+            self._functions.setdefault(key, (iface, f))
+        for key, c in iface.get("classes", {}).items():
+            self._classes.setdefault(key, (iface, c))
+
+    def module(self, name: str) -> Optional[dict]:
+        if name in self._ifaces:
+            return self._ifaces[name]
+        iface = self._loader(name) if self._loader is not None else None
+        self._ifaces[name] = iface
+        if iface is not None:
+            self._add(iface)
+        return iface
+
+    def _module_of(self, key: str) -> None:
+        """Load the interface that could define ``key`` (on-demand mode)."""
+        if self._loader is None:
+            return
+        parts = key.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            if self.module(".".join(parts[:i])) is not None:
+                return
+
+    # -- names -----------------------------------------------------------------------------------
+    def locate(self, q: str, depth: int = 0) -> Optional[Tuple[str, str]]:
+        """("function" | "class" | "value", key) for a qualified name, following import tables."""
+        if depth > _MAX_DEPTH:
+            return None
+        self._module_of(q)
+        if q in self._functions:
+            return "function", q
+        if q in self._classes:
+            return "class", q
+        parts = q.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            iface = self.module(".".join(parts[:i]))
+            if iface is None:
+                continue
+            head, rest = parts[i], parts[i + 1:]
+            if not rest and head in iface.get("values", {}):
+                return "value", q
+            target = iface.get("aliases", {}).get(head)
+            if target is not None and target != q:
+                return self.locate(".".join([target] + rest), depth + 1)
+            if rest:  # Class.method / Class.attr of a class defined in that module
+                cls_key = ".".join(parts[: i + 1])
+                if cls_key in self._classes and len(rest) == 1:
+                    m = self.find_method(cls_key, rest[0])
+                    if m is not None:
+                        return "function", m
+            return None
+        return None
+
+    def class_key(self, q: str) -> Optional[str]:
+        loc = self.locate(q)
+        return loc[1] if loc is not None and loc[0] == "class" else None
+
+    def mro(self, cls_key: str) -> List[str]:
+        """The class and its project bases, breadth first (enough for single-inheritance code)."""
+        out: List[str] = []
+        todo = [cls_key]
+        while todo and len(out) < 32:
+            k = todo.pop(0)
+            if k in out or k not in self._classes:
+                continue
+            out.append(k)
+            for b in self._classes[k][1].get("bases", ()):
+                bk = self.class_key(b)
+                if bk is not None:
+                    todo.append(bk)
+        return out
+
+    def is_module(self, cls_key: str) -> bool:
+        got = self._is_module.get(cls_key)
+        if got is not None:
+            return got
+        self._is_module[cls_key] = False  # cycles in bases
+        out = False
+        entry = self._classes.get(cls_key)
+        for b in entry[1].get("bases", ()) if entry is not None else ():
+            if b.startswith("torch.nn.") or b.startswith("torch.jit.ScriptModule"):
+                out = True
+            else:
+                bk = self.class_key(b)
+                out = self.is_module(bk) if bk is not None else b.split(".")[-1].endswith(MODULE_BASE_SUFFIXES)
+            if out:
+                break
+        self._is_module[cls_key] = out
+        return out
+
+    def find_method(self, cls_key: str, name: str) -> Optional[str]:
+        for k in self.mro(cls_key):
+            m = self._classes[k][1].get("methods", {}).get(name)
+            if m is not None:
+                return m
+        return None
+
+    def instance(self, cls_key: str) -> Value:
+        return Value(MODULE if self.is_module(cls_key) else OBJECT, cls=cls_key)
+
+    # -- references -----------------------------------------------------------------------------
+    def resolve(self, ref: tuple) -> Value:
+        got = self._resolved.get(ref)
+        if got is not None:
+            return got
+        if ref in self._busy:
+            return _BOTTOM  # recursion: the other returns of the cycle decide
+        if len(self._busy) > 64:
+            return UNKNOWN_VALUE
+        self._busy.add(ref)
+        try:
+            out = self.deep(self._resolve(ref))
+        finally:
+            self._busy.discard(ref)
+        self._resolved[ref] = out
+        return out
+
+    def deep(self, v: Value) -> Value:
+        """``v`` with every reference inside it resolved."""
+        if v.ref is not None:
+            return self.resolve(v.ref)
+        if v.elts:
+            v = v.with_(elts=tuple(self.deep(e) for e in v.elts))
+        if v.item is not None:
+            item = self.deep(v.item)
+            v = v.with_(item=item if item.kind != UNKNOWN else None)
+        return v
+
+    def _resolve(self, ref: tuple) -> Value:
+        kind = ref[0]
+        if kind == "default_device":
+            return Value("device") if self.sets_default_device else UNKNOWN_VALUE
+        if kind == "join":
+            return join(self.deep(ref[1]), self.deep(ref[2]))
+        if kind == "call":
+            loc = self.locate(ref[1])
+            if loc is None:
+                return UNKNOWN_VALUE
+            if loc[0] == "function":
+                return self._returns(loc[1], ref[2] if len(ref) > 2 else None)
+            if loc[0] == "class":
+                return self.instance(loc[1])
+            return UNKNOWN_VALUE
+        if kind == "method":
+            cls_key = self.class_key(ref[1])
+            if cls_key is None:
+                return tensor() if ref[1].startswith("torch.nn.") and ref[2] in ("forward", "__call__") else UNKNOWN_VALUE
+            m = self.find_method(cls_key, ref[2])
+            if m is None and ref[2] == "__call__" and self.is_module(cls_key):
+                m = self.find_method(cls_key, "forward")
+                if m is None:
+                    return tensor()  # a torch.nn layer subclass that keeps torch's forward
+            return self._returns(m, ref[3] if len(ref) > 3 else None) if m is not None else UNKNOWN_VALUE
+        if kind == "attr":
+            cls_key = self.class_key(ref[1])
+            for k in self.mro(cls_key) if cls_key is not None else ():
+                attrs = self._classes[k][1].get("attrs", {})
+                if ref[2] in attrs:
+                    return from_data(attrs[ref[2]])
+            return UNKNOWN_VALUE
+        if kind == "value":
+            loc = self.locate(ref[1])
+            if loc is not None and loc[0] == "value":
+                mod, _, name = loc[1].rpartition(".")
+                iface = self.module(mod)
+                if iface is not None and name in iface.get("values", {}):
+                    return from_data(iface["values"][name])
+            return UNKNOWN_VALUE
+        return UNKNOWN_VALUE
+
+    def _returns(self, key: str, flag: Optional[str] = None) -> Value:
+        """What a function returns; with a flag, for a call that passes tensors (see
+        ``Evaluator._call_flag``): its summary under tensors in its unknown parameters."""
+        entry = self._functions.get(key)
+        if entry is None:
+            return UNKNOWN_VALUE
+        data = entry[1]
+        if flag is not None:
+            alt = data.get("returns_cpu" if flag == "cpu" else "returns_t")
+            if alt is not None:
+                v = from_data(alt)
+                return _assumed(v) if flag == "ta" else v
+        return from_data(data["returns"]) if "returns" in data else UNKNOWN_VALUE
+
+    # -- parameters from call sites in other files ---------------------------------------------
+    def _call_index(self) -> Dict[str, List[Tuple[list, dict]]]:
+        if self._calls is None:
+            calls: Dict[str, List[Tuple[list, dict]]] = {}
+            for iface in list(self._ifaces.values()):
+                for q, args, kwargs in (iface or {}).get("calls", ()):
+                    loc = self.locate(q)
+                    if loc is None:
+                        continue
+                    key = loc[1] if loc[0] == "function" else (
+                        self.find_method(loc[1], "__init__") if loc[0] == "class" else None)
+                    if key is not None:
+                        calls.setdefault(key, []).append((args, kwargs))
+            self._calls = calls
+        return self._calls
+
+    def has_callers(self, key: str) -> bool:
+        return key in self._call_index()
+
+    def param(self, func_key: str, name: str, pos: Optional[int]) -> Value:
+        """The join of what other files pass for a parameter; UNKNOWN when none passes it."""
+        k = (func_key, name, pos)
+        got = self._params.get(k)
+        if got is not None:
+            return got
+        self._params[k] = UNKNOWN_VALUE  # recursion through arguments
+        out: Optional[Value] = None
+        for args, kwargs in self._call_index().get(func_key, ()):
+            if args is None:  # *args at the call site: anything
+                out = UNKNOWN_VALUE
+                break
+            data = kwargs.get(name)
+            if data is None and pos is not None and pos < len(args):
+                data = args[pos]
+            if data is None:
+                continue
+            v = self.deep(from_data(data))
+            out = v if out is None else join(out, v)
+        out = out if out is not None else UNKNOWN_VALUE
+        self._params[k] = out
+        return out
+
+    def modules(self) -> Iterable[str]:
+        return [m for m, i in self._ifaces.items() if i is not None]
+
+
+def _assumed(v: Value) -> Value:
+    """Tensors derived from tensors that are tensors by convention only are no better."""
+    if v.kind == "tensor":
+        return v.with_(assumed=True)
+    if v.elts:
+        return v.with_(elts=tuple(_assumed(e) for e in v.elts))
+    return v
