@@ -32,6 +32,7 @@ import argparse
 import ast
 import collections
 import glob
+import hashlib
 import json
 import os
 import subprocess
@@ -44,6 +45,7 @@ CORPUS_TOML = os.path.join(HERE, "truth", "corpus.toml")
 DATA_DIR = os.path.join(HERE, "data")
 RESULTS_DIR = os.path.join(HERE, "results")
 DISPATCH_NAMES = {"__torch_function__", "__torch_dispatch__"}  # a sync there belongs to the caller
+HOOK_PARAMS = ["message", "category", "filename", "lineno"]  # a warnings.showwarning hook: not where it synced
 Stmt = Tuple[str, int]  # (file relative to the release's root, first line of the statement)
 
 
@@ -76,7 +78,8 @@ class StatementMap:
         self._lines[rel] = text.splitlines()
         spans, dispatch = [], set()
         for node in ast.walk(ast.parse(text)):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in DISPATCH_NAMES:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+                    node.name in DISPATCH_NAMES or [a.arg for a in node.args.args[:4]] == HOOK_PARAMS):
                 dispatch.update(range(node.lineno, node.end_lineno + 1))
             if not isinstance(node, ast.stmt):
                 continue
@@ -115,14 +118,46 @@ class StatementMap:
         return s if len(s) <= width else s[: width - 3] + "..."
 
 
+LINTER_SRC = REPO  # folder holding the torchsync_lint package that is scored (--linter-src)
+
+
+def linter_hash() -> str:
+    """Hash of the linter's own sources: cached lint results are reused only for the same code."""
+    h = hashlib.sha256()
+    for path in sorted(glob.glob(os.path.join(LINTER_SRC, "torchsync_lint", "**", "*"), recursive=True)):
+        if os.path.isfile(path) and not path.endswith((".pyc", ".pyo")) and "__pycache__" not in path:
+            h.update(os.path.relpath(path, LINTER_SRC).encode())
+            with open(path, "rb") as fh:
+                h.update(fh.read())
+    return h.hexdigest()[:16]
+
+
 def lint(root: str, modules: List[str], include_cold: bool) -> List[dict]:
+    """The CLI with its default settings, cached in bench/results/lint-cache/ per linter version."""
+    key = "%s-%s-%s-%s.json" % (os.path.basename(root), "-".join(modules), "cold" if include_cold else "default",
+                                linter_hash())
+    cache = os.path.join(RESULTS_DIR, "lint-cache", key)
+    if os.path.isfile(cache):
+        with open(cache) as fh:
+            return json.load(fh)
+    findings = run_lint(root, modules, include_cold)
+    os.makedirs(os.path.dirname(cache), exist_ok=True)
+    with open(cache + ".tmp", "w") as fh:
+        json.dump(findings, fh)
+    os.replace(cache + ".tmp", cache)
+    return findings
+
+
+def run_lint(root: str, modules: List[str], include_cold: bool) -> List[dict]:
     """The CLI with its default settings (--isolated: no pyproject.toml of ours)."""
     cmd = [sys.executable, "-m", "torchsync_lint", "--isolated", "--no-respect-gitignore", "--format", "json",
            "--exit-zero"]
     if include_cold:
         cmd.append("--include-cold")
     cmd += [os.path.join(root, m) for m in modules]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [LINTER_SRC] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env=env)
     if proc.returncode not in (0, 1):
         raise RuntimeError("lint failed (%d): %s" % (proc.returncode, proc.stderr[-2000:]))
     findings = [f for f in json.loads(proc.stdout or "[]") if f.get("type", "finding") == "finding"]
@@ -177,7 +212,10 @@ class Truth:
             self.outside["%s/%s" % (ev["file"].strip("<>"), ev["oracle"])] += ev["count"]
             return
         loc = (ev["file"], ev["line"])
-        if smap.in_dispatch(*loc) and chain:  # older recordings: a dispatcher's op belongs to its caller
+        if smap.in_dispatch(*loc):  # a dispatcher's op, or a package's warning hook: the caller's line
+            if not chain:
+                self.outside["harness/%s" % ev["oracle"]] += ev["count"]
+                return
             loc, chain = chain[0], chain[1:]
         s = smap.stmt(*loc)
         if s is None:
@@ -312,8 +350,8 @@ def details(r: dict) -> List[str]:
         out.append("workload errors: %s" % r["workload_errors"])
     out.append("MISSED with --include-cold (%d):" % len(c["missed"]))
     for m in c["missed"]:
-        out.append("  %s:%d  %s  events=%s  [%s]" % (m["file"], m["line"], m["code"], m["events"],
-                                                    ", ".join(m["workloads"][:2])))
+        out.append("  %s:%d  %s  events=%s  [%s]" % (
+            m["file"], m["line"], m["code"], m["events"], ", ".join(m["workloads"][:2])))
     cold_only = {(m["file"], m["line"]) for m in d["missed"]} - {(m["file"], m["line"]) for m in c["missed"]}
     out.append("caught only with --include-cold (%d): %s" % (len(cold_only), ", ".join(
         "%s:%d" % s for s in sorted(cold_only))))
@@ -333,7 +371,14 @@ def main(argv=None) -> int:
     ap.add_argument("--packages", default="", help="comma-separated names from bench/truth/corpus.toml")
     ap.add_argument("--heldout", action="store_true", help="score the held-out packages (only them); run it last")
     ap.add_argument("--quiet", action="store_true", help="print the table only, not the per-line lists")
+    ap.add_argument("--linter-src", metavar="DIR", default=REPO,
+                    help="folder holding another torchsync_lint package to score (e.g. `git archive` of a commit)")
     args = ap.parse_args(argv)
+    global LINTER_SRC
+    LINTER_SRC = os.path.abspath(args.linter_src)
+    if not os.path.isfile(os.path.join(LINTER_SRC, "torchsync_lint", "__init__.py")):
+        print("score_corpus: no torchsync_lint package in %s" % LINTER_SRC, file=sys.stderr)
+        return 2
     corpus = load_corpus()
     by_name = {p["name"]: p for p in corpus}
     names = [n for n in args.packages.split(",") if n]

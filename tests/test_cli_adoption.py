@@ -110,8 +110,13 @@ def test_summary_counts_hidden_baseline_and_fixable():
     extras = Extras(hidden=Counter({"once": 2, "periodic": 1}), baseline=3)
     assert summary_line([f, f], [FileError("x.py", "bad")], extras) == \
         "Found 2 findings (3 hidden: 1 periodic, 2 once; 3 in the baseline; 1 file error).\n"
-    f.fix = object()
+    from types import SimpleNamespace
+
+    f.fix = SimpleNamespace(applicability="safe")
     assert "1 fixable with --fix" in summary_line([f], [], Extras())
+    g = Finding("m.py", 2, 1, 2, 2, "TSL405", "linalg-without-ex", "m")
+    g.fix = SimpleNamespace(applicability="unsafe")  # counted apart: --fix alone does not apply it
+    assert summary_line([f, g], [], Extras()) == "Found 2 findings (1 fixable with --fix; 1 with --unsafe-fixes).\n"
 
 
 def test_summary_uses_the_hidden_findings_the_engine_gives(project, capsys, monkeypatch):

@@ -206,3 +206,16 @@ def test_verify_fixes_checks_the_autofix():
     spec = fixes.rewrite("TSL202", stmt, node, finding.line, 5, fix=finding.fix)
     assert spec["src"] == "v = torch.full((), 0.5, device=d)" and spec["autofix"]
     assert "none" in fixes.rewrite("TSL202", stmt, node, finding.line, 5)  # the rule alone has no local rewrite
+
+
+def test_non_blocking_only_where_the_destination_is_a_gpu_device():
+    source = ("import torch\n\n\ndef step(x, device, idtype):\n"
+              "    a = torch.from_numpy(x).to(device)\n"
+              "    b = torch.from_numpy(x).to(\"cuda:0\")\n"
+              "    c = torch.from_numpy(x).to(\"meta\")\n"
+              "    d = torch.from_numpy(x).to(idtype)\n"
+              "    return a, b, c, d\n")
+    config = Config(select=["TSL202"])
+    fixed, _, _ = fix_source(source, "m.py", lint_source(source, "m.py", config), config, True)
+    assert ".to(device, non_blocking=True)" in fixed and '.to("cuda:0", non_blocking=True)' in fixed
+    assert '.to("meta")\n' in fixed and ".to(idtype)\n" in fixed  # a dtype, or no host-to-GPU copy

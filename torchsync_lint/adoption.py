@@ -61,7 +61,7 @@ def lint(args: argparse.Namespace, config: Config, note: Callable[[str], None]) 
     """Lint the paths, or stdin for ``-`` (named by ``--stdin-filename``)."""
     sources = Sources()
     if STDIN not in args.paths:
-        return lint_paths(args.paths, config, jobs=args.jobs, on_note=note), sources
+        return lint_paths(args.paths, config, jobs=args.jobs, on_note=note, cache_dir=config.cache_path()), sources
     if args.paths != [STDIN]:
         raise UsageError("'-' (stdin) cannot be mixed with other paths")
     if args.add_noqa:

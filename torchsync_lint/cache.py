@@ -41,7 +41,9 @@ def code_fingerprint() -> str:
 
 def key(data: bytes, path: str, module_name: str, options: object) -> str:
     h = hashlib.sha256()
-    for part in (code_fingerprint(), os.path.abspath(path), path, module_name, repr(options)):
+    # TSL110's extra syncing calls come from the config through the environment (worker processes)
+    extra = os.environ.get("TORCHSYNC_LINT_EXTRA_SYNC_CALLS", "")
+    for part in (code_fingerprint(), os.path.abspath(path), path, module_name, repr(options), extra):
         h.update(part.encode("utf-8", "surrogateescape"))
         h.update(b"\0")
     h.update(data)

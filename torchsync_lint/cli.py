@@ -67,6 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cold-function", action="append", default=[], metavar="NAME",
                    help="treat this function as cold (runs once: set-up code); repeatable")
     p.add_argument("--jobs", "-j", type=_jobs, default=None, help="worker processes (default: all cores)")
+    p.add_argument("--no-cache", dest="cache", action="store_false", default=None,
+                   help="check every file again: read and write no cache")
+    p.add_argument("--cache-dir", metavar="DIR", help="where per-file results and interfaces are kept "
+                   "(default: .torchsync_cache at the project root)")
+    p.add_argument("--hot-tests", action="store_true", default=None,
+                   help="report findings in test files as every-step code (default: labelled 'test', hidden)")
     p.add_argument("--explain", metavar="CODE", help="print a rule's documentation and exit")
     p.add_argument("--list-rules", action="store_true", help="list every rule and exit")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
@@ -114,11 +120,13 @@ def configure(args: argparse.Namespace) -> Config:
     config = load(pyproject)
     config.layers.append(RuleSelection(args.select, args.extend_select, args.ignore or []))
     apply_selection(config)
-    for flag in ("include_cold", "force_exclude", "respect_gitignore"):
+    for flag in ("include_cold", "force_exclude", "respect_gitignore", "cache", "hot_tests"):
         if getattr(args, flag) is not None:
             setattr(config, flag, getattr(args, flag))
     config.hot_functions = config.hot_functions + args.hot_function
     config.cold_functions = config.cold_functions + args.cold_function
+    if args.cache_dir:
+        config.cache_dir = args.cache_dir
     return config
 
 

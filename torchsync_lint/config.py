@@ -16,6 +16,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
+CACHE_NAME = ".torchsync_cache"
 DEFAULT_EXCLUDE = (".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "__pycache__", "build", "dist",
                    "node_modules", ".eggs", "*.egg-info", ".mypy_cache", ".pytest_cache")
 TABLE = "[tool.torchsync-lint]"
@@ -43,6 +44,16 @@ class Config:
     cold_functions: List[str] = field(default_factory=list)
     include_cold: bool = False
     hot_tests: bool = False  # test files (tests/, test_*.py, conftest.py) reported as every-step code
+    cache: bool = True  # keep per-file results and interfaces between runs (the CLI; see engine)
+    cache_dir: Optional[str] = None  # default: <root>/.torchsync_cache
+
+    def cache_path(self) -> Optional[str]:
+        """Where the CLI keeps its cache, or None with caching off."""
+        if not self.cache:
+            return None
+        if self.cache_dir:
+            return self.cache_dir if os.path.isabs(self.cache_dir) else os.path.join(self.root, self.cache_dir)
+        return os.path.join(self.root, CACHE_NAME)
     exclude: List[str] = field(default_factory=lambda: list(DEFAULT_EXCLUDE))
     extend_exclude: List[str] = field(default_factory=list)
     respect_gitignore: bool = True
@@ -82,6 +93,8 @@ KEYS = {
     "cold-functions": ("cold_functions", list),
     "include-cold": ("include_cold", bool),
     "hot-tests": ("hot_tests", bool),
+    "cache": ("cache", bool),
+    "cache-dir": ("cache_dir", str),
     "exclude": ("exclude", list),
     "extend-exclude": ("extend_exclude", list),
     "respect-gitignore": ("respect_gitignore", bool),

@@ -508,6 +508,7 @@ def lint_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None,
             on_note(f"{r.path}: note: {r.note}")
     hidden: List[Finding] = []
     findings = classify(reports, graph, config.include_cold, hidden, config.hot_tests)
+    result.unsuppressed = findings + hidden  # before `# noqa`: which noqa comments are used (TSL901)
     sources = {r.path: r.noqa for r in reports if r.noqa is not None}
     result.hidden = _suppress(hidden, sources, config)
     result.findings = sorted(_suppress(findings, sources, config), key=Finding.sort_key)

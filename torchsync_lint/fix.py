@@ -15,8 +15,10 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import tokenize
 from collections import Counter
 from dataclasses import dataclass
+from io import BytesIO
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
@@ -231,22 +233,24 @@ def _is_future_import(stmt: cst.CSTNode) -> bool:
 
 
 def _import_insertion(source: str, module: str) -> Optional[Tuple[int, str]]:
-    """``import module`` after the docstring and ``from __future__`` imports, unless a top-level
-    ``import module`` is there already."""
-    tree = cst.parse_module(source)
+    """``import module`` on the line of the first statement after the docstring and the
+    ``from __future__`` imports, unless a top-level ``import module`` is there already."""
+    wrapper = cst.metadata.MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
+    tree = wrapper.module
     for stmt in tree.body:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 if isinstance(small, cst.Import) and any(
                         a.asname is None and tree.code_for_node(a.name) == module for a in small.names):
                     return None
-    offset = len(tree.code_for_node(cst.Module([], header=tree.header))) if tree.header else 0
+    nl = _newline(source)
+    line = f"import {module}{nl}"
     for i, stmt in enumerate(tree.body):
         if (i == 0 and _is_docstring(stmt)) or _is_future_import(stmt):
-            offset += len(tree.code_for_node(stmt))
             continue
-        break
-    return min(offset, len(source)), f"import {module}{_newline(source)}"
+        start = wrapper.resolve(cst.metadata.PositionProvider)[stmt].start.line
+        return _line_starts(source)[start - 1], line
+    return len(source), (line if source.endswith(("\n", "\r")) or not source else nl + line)
 
 
 # -- one file --------------------------------------------------------------------------------
@@ -351,19 +355,21 @@ def fix_source(source: str, path: str, findings: Sequence, config, unsafe: bool)
 
 
 def fix_file(path: str, findings: Sequence, config, unsafe: bool) -> FileFix:
+    """Fix one file in memory (written by the caller, in the file's own encoding)."""
     from torchsync_lint.engine import decode
 
-    with open(path, "rb") as fh:
-        data = fh.read()
-    import tokenize
-    from io import BytesIO
-
-    encoding = tokenize.detect_encoding(BytesIO(data).readline)[0]
-    source = decode(data, path)
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        encoding = tokenize.detect_encoding(BytesIO(data).readline)[0]
+        source = decode(data, path)
+    except (OSError, SyntaxError, ValueError) as exc:
+        return FileFix(path, "", "", "utf-8", Counter(), f"cannot read the file to fix it: {exc}")
     try:
         after, counts, error = fix_source(source, path, findings, config, unsafe)
     except Exception as exc:  # a bug of ours must not lose the user's file or end the run
-        after, counts, error = source, Counter(), f"internal error while fixing, please report: {type(exc).__name__}: {exc}"
+        error = f"internal error while fixing, please report: {type(exc).__name__}: {exc}"
+        after, counts = source, Counter()
     return FileFix(path, source, after, encoding, counts, error)
 
 
@@ -422,7 +428,13 @@ def run(args, config, result, err) -> Optional[int]:
         err(summary(counts, hidden, dry_run=True))
         return 2 if failed or result.errors else (1 if changed else 0)
     for fixed in changed:
-        with open(fixed.path, "wb") as fh:
-            fh.write(fixed.after.encode(fixed.encoding))
+        try:
+            data = fixed.after.encode(fixed.encoding)
+            with open(fixed.path, "wb") as fh:
+                fh.write(data)
+        except (OSError, UnicodeError) as exc:
+            err(f"{fixed.path}: error: cannot write the fixes: {exc}")
+            counts -= fixed.counts
+            failed = True
     err(summary(counts, hidden, dry_run=False))
     return 2 if failed else None

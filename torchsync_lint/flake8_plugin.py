@@ -16,6 +16,7 @@ from typing import Iterator, List, Sequence, Tuple, Type
 from torchsync_lint import __version__
 from torchsync_lint.config import Config
 from torchsync_lint.engine import lint_source, module_name_for
+from torchsync_lint.inference.ondemand import project_for
 
 LOG = logging.getLogger(__name__)
 
@@ -78,13 +79,14 @@ class TorchSyncChecker:
         (``inference.ondemand`` says how it is found and bounded); None for stdin."""
         if not os.path.isfile(self.filename):
             return None
-        from torchsync_lint.inference.ondemand import project_for
-
         try:
-            return project_for(self.filename)
+            project = project_for(self.filename)
         except (OSError, RecursionError) as exc:
             LOG.warning("torchsync-lint: no project for %s: %s", self.filename, exc)
             return None
+        if project is not None:
+            project.current = os.path.abspath(self.filename)
+        return project
 
     def run(self) -> Iterator[Tuple[int, int, str, Type["TorchSyncChecker"]]]:
         source = "".join(self.lines)

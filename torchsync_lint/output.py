@@ -73,9 +73,12 @@ def summary_line(findings: Sequence[Finding], errors: Sequence[FileError], extra
         parts.append(f"{hidden} hidden: " + ", ".join(f"{extras.hidden[k]} {k}" for k in order))
     if extras.baseline:
         parts.append(f"{extras.baseline} in the baseline")
-    fixable = sum(1 for f in findings if getattr(f, "fix", None) is not None)
-    if fixable:
-        parts.append(f"{fixable} fixable with --fix")
+    fixes = [f.fix for f in findings if getattr(f, "fix", None) is not None]
+    safe = sum(1 for x in fixes if getattr(x, "applicability", "") == "safe")
+    if safe:
+        parts.append(f"{safe} fixable with --fix")
+    if len(fixes) > safe:
+        parts.append(f"{len(fixes) - safe} with --unsafe-fixes")
     if errors:
         parts.append(_plural(len(errors), "file error"))
     tail = f" ({'; '.join(parts)})" if parts else ""

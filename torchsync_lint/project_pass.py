@@ -21,7 +21,7 @@ from torchsync_lint.cache import ReportCache
 from torchsync_lint.cache import key as cache_key
 from torchsync_lint.engine import FileReport, Options, _interface_only, check_file, decode, module_name_for
 from torchsync_lint.inference.project import Project
-from torchsync_lint.inference.values import UNKNOWN
+from torchsync_lint.inference.values import DEVICE, DICT, LIST, MODULE, NDARRAY, OBJECT, SIZE, TENSOR, TENSOR_SEQ, TUPLE, Value
 
 
 def _interface_key(data: bytes, path: str, module: str) -> str:
@@ -140,7 +140,18 @@ def project_pass(reports: List[FileReport], options: Options, jobs: int,
             if reports[i].interface is not None:
                 interfaces[reports[i].interface["module"]] = reports[i].interface
         project = Project(interfaces)
-    todo = [i for i in usable if any(project.resolve(ref).kind != UNKNOWN for ref in reports[i].refs)]
+    todo = [i for i in usable if any(_informative(project.resolve(ref)) for ref in reports[i].refs)]
     if not todo:
         return reports
     return _run_again(reports, todo, interfaces, options, jobs, False, cache_dir)
+
+
+def _informative(v: Value) -> bool:
+    """A resolved value that can change what a rule decides: tensors (and what holds them),
+    modules and objects (their methods), shapes, arrays, devices. A Python number, string or None
+    where inference said "unknown" changes no finding (no rule reports on those)."""
+    if v.kind in (TENSOR, TENSOR_SEQ, MODULE, OBJECT, SIZE, NDARRAY, DEVICE):
+        return True
+    if v.kind in (LIST, TUPLE, DICT):
+        return bool(v.elts) or v.item is not None
+    return False

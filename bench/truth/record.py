@@ -103,7 +103,8 @@ def record_one(pkg: dict, out: str, steps: int, dry_run: bool, deadline: float, 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--packages", default="", help="comma-separated names from corpus.toml (default: all with workloads)")
+    ap.add_argument("--packages", default="",
+                    help="comma-separated names from corpus.toml (default: all with workloads)")
     ap.add_argument("--out-dir", required=True)
     ap.add_argument("--steps", type=int, default=2, help="recorded training steps (and calls per case)")
     ap.add_argument("--workloads", default="", help="comma-separated subset of workload names")

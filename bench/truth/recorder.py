@@ -122,10 +122,10 @@ class SyncRecorder:
         if what and key not in self.samples:
             self.samples[key] = what[:200]
 
-    def on_stack_event(self, oracle: str, what: str) -> None:
+    def on_stack_event(self, oracle: str, what: str, frame=None) -> None:
         if not self.active:
             return
-        frame = sys._getframe(1)
+        frame = frame or sys._getframe(1)
         loc, chain, via, inner = self.attribute_stack(frame)
         if not loc[0].startswith("<") and not inner:
             # validate the line tracer used for the stderr oracle against the stack
@@ -138,7 +138,13 @@ class SyncRecorder:
     def showwarning(self, message, category, filename, lineno, file=None, line=None):
         text = str(message)
         if SYNC_WORDS in text or FAKE_WORDS in text:
-            self.on_stack_event("warning", text)
+            # start above warnings._showwarnmsg: a package's own showwarning wrapper (monai installs
+            # one) sits between it and this hook and is not where the sync happened
+            frame = sys._getframe(1)
+            while frame is not None and not (frame.f_code.co_name == "_showwarnmsg"
+                                             and frame.f_code.co_filename.startswith(self.stdlib_prefix)):
+                frame = frame.f_back
+            self.on_stack_event("warning", text, frame.f_back if frame is not None else sys._getframe(1))
 
     def trace_callback(self, kind: str):
         def callback(*args):

@@ -154,4 +154,49 @@ def build_pipelines(torch, device):
     ])
 
 
-WORKLOADS = [build_unet2d_ddpm, build_unet_cond_snr, build_vae, build_samplers, build_pipelines]
+def build_sd3_flow_match(torch, device):
+    """examples/dreambooth/train_dreambooth_sd3.py: logit-normal timesteps, flow-matching target,
+    SD3 loss weighting; eval is the FlowMatchEuler sampling loop."""
+    import diffusers
+    from diffusers.training_utils import compute_density_for_timestep_sampling, compute_loss_weighting_for_sd3
+
+    model = diffusers.SD3Transformer2DModel(
+        sample_size=16, patch_size=2, in_channels=4, num_layers=2, attention_head_dim=16, num_attention_heads=2,
+        joint_attention_dim=32, caption_projection_dim=32, pooled_projection_dim=16, out_channels=4,
+        pos_embed_max_size=16).to(device)
+    sched = diffusers.FlowMatchEulerDiscreteScheduler(num_train_timesteps=1000, shift=3.0)
+    gen = torch.Generator(device=device).manual_seed(0)
+
+    def cond():
+        return (torch.randn(B, 8, 32, device=device, generator=gen), torch.randn(B, 16, device=device, generator=gen))
+
+    def train():
+        latents = torch.randn(B, 4, 16, 16, device=device, generator=gen)
+        noise = torch.randn(latents.shape, device=device, generator=gen)
+        u = compute_density_for_timestep_sampling("logit_normal", B, logit_mean=0.0, logit_std=1.0, mode_scale=1.29)
+        indices = (u * sched.config.num_train_timesteps).long()
+        timesteps = sched.timesteps[indices].to(device=device)
+        noisy = sched.scale_noise(latents, timesteps, noise)
+        sigmas = sched.sigmas.to(device=device)[indices.to(device)].view(-1, 1, 1, 1)
+        text, pooled = cond()
+        pred = model(hidden_states=noisy, timestep=timesteps, encoder_hidden_states=text, pooled_projections=pooled,
+                     return_dict=False)[0]
+        weighting = compute_loss_weighting_for_sd3("logit_normal", sigmas=sigmas)
+        err = (weighting.float() * (pred.float() - (noise - latents).float()) ** 2).reshape(B, -1)
+        return torch.mean(err, 1).mean()
+
+    def evaluate():
+        sample = diffusers.FlowMatchEulerDiscreteScheduler(num_train_timesteps=1000, shift=3.0)
+        sample.set_timesteps(4, device=device)
+        x = torch.randn(B, 4, 16, 16, device=device, generator=gen)
+        text, pooled = cond()
+        for t in sample.timesteps:
+            pred = model(hidden_states=x, timestep=t.expand(B), encoder_hidden_states=text, pooled_projections=pooled,
+                         return_dict=False)[0]
+            x = sample.step(pred, t, x, return_dict=False)[0]
+        return x
+
+    return Workload("sd3_flow_match", train=train, modules=[model], eval=evaluate)
+
+
+WORKLOADS = [build_unet2d_ddpm, build_sd3_flow_match, build_unet_cond_snr, build_vae, build_samplers, build_pipelines]

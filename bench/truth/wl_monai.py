@@ -49,7 +49,8 @@ def build_segresnet_dicefocal(torch, device):
     from monai.losses import DiceFocalLoss
     from monai.networks.nets import SegResNet
 
-    net = SegResNet(spatial_dims=3, in_channels=1, out_channels=C, init_filters=8, blocks_down=(1, 2, 2), blocks_up=(1, 1))
+    net = SegResNet(spatial_dims=3, in_channels=1, out_channels=C, init_filters=8, blocks_down=(1, 2, 2),
+                    blocks_up=(1, 1))
     return _net_workload(torch, device, "segresnet_dicefocal", net, DiceFocalLoss(to_onehot_y=True, softmax=True))
 
 

@@ -149,5 +149,24 @@ def build_metrics(torch, device):
     return Workload("metrics", cases=[("multiclass", multiclass), ("multilabel", multilabel)])
 
 
-WORKLOADS = [build_unet_dice, build_fpn_focal, build_deeplabv3plus_lovasz, build_unetplusplus_jaccard_binary,
-             build_segformer_tversky, build_pan_softce, build_upernet_timm, build_dpt_dice, build_losses, build_metrics]
+def build_linknet_dice_binary(torch, device):
+    from segmentation_models_pytorch.losses import DiceLoss
+    return _arch(torch, device, "linknet_dice_binary", "Linknet", "binary", DiceLoss("binary", from_logits=True),
+                 encoder_name="resnet18")
+
+
+def build_pspnet_focal_multilabel(torch, device):
+    from segmentation_models_pytorch.losses import FocalLoss
+    return _arch(torch, device, "pspnet_focal_multilabel", "PSPNet", "multilabel", FocalLoss("multilabel"),
+                 encoder_name="resnet18")
+
+
+def build_manet_jaccard(torch, device):
+    from segmentation_models_pytorch.losses import JaccardLoss
+    return _arch(torch, device, "manet_jaccard", "MAnet", "multiclass", JaccardLoss("multiclass", classes=[1, 2]),
+                 encoder_name="resnet18")
+
+
+WORKLOADS = [build_linknet_dice_binary, build_pspnet_focal_multilabel, build_manet_jaccard, build_unet_dice,
+             build_fpn_focal, build_deeplabv3plus_lovasz, build_unetplusplus_jaccard_binary, build_segformer_tversky,
+             build_pan_softce, build_upernet_timm, build_dpt_dice, build_losses, build_metrics]

@@ -13,7 +13,6 @@ from typing import Dict, List, Optional, Set
 import libcst as cst
 
 from torchsync_lint.inference import torch_api as api
-from torchsync_lint.inference import torch_facts
 from torchsync_lint.inference.index import STEP_HOOKS, ClassInfo, FileIndex, FunctionInfo
 from torchsync_lint.inference.names import dotted
 from torchsync_lint.inference.values import (
@@ -23,7 +22,6 @@ from torchsync_lint.inference.values import (
     DICT,
     DTYPE,
     EVENT,
-    GRAD_SCALER,
     LIST,
     MODULE,
     NDARRAY,
@@ -46,36 +44,17 @@ from torchsync_lint.inference.values import (
     tensor,
 )
 
-BOOL = number("bool")
-INT = number("int")
-
-DTYPE_NAMES = {
-    "bool": "bool",
-    "uint8": "int",
-    "int8": "int",
-    "int16": "int",
-    "short": "int",
-    "int32": "int",
-    "int": "int",
-    "int64": "int",
-    "long": "int",
-    "float16": "float",
-    "half": "float",
-    "bfloat16": "float",
-    "float32": "float",
-    "float": "float",
-    "float64": "float",
-    "double": "float",
-}
-TYPED_TENSORS = {"LongTensor": "int", "IntTensor": "int", "ShortTensor": "int", "ByteTensor": "int",
-                 "CharTensor": "int", "BoolTensor": "bool", "FloatTensor": "float", "DoubleTensor": "float",
-                 "HalfTensor": "float", "BFloat16Tensor": "float", "Tensor": "float"}
-FLOAT_METHODS = frozenset("float half double bfloat16 mean softmax log_softmax sigmoid exp log sqrt rsqrt".split())
-SELF_NAMES = ("self",)
-SHAPE_ATTRS = frozenset(("shape", "batch_shape", "event_shape", "sample_shape"))
-# called with no argument, these reduce a tensor to one element with no dimensions
-FULL_REDUCTIONS = frozenset(
-    "sum mean max min argmax argmin prod norm any all amax amin median std var count_nonzero nansum nanmean".split())
+from torchsync_lint.inference.torch_calls import (  # noqa: F401 (re-exported)
+    BOOL,
+    DTYPE_NAMES,
+    EXTERNAL_ROOTS,
+    FULL_REDUCTIONS,
+    INT,
+    MODULE_SELF_METHODS,
+    SHAPE_ATTRS,
+    TorchCalls,
+    TYPED_TENSORS,
+)
 
 
 class Scope:
@@ -99,17 +78,7 @@ class Scope:
         return None
 
 
-# Imported modules whose names never lead into the project (no reference worth keeping).
-EXTERNAL_ROOTS = frozenset(
-    "torch builtins numpy math os sys typing typing_extensions collections functools itertools warnings "
-    "logging re json abc dataclasses enum copy pathlib time inspect contextlib operator random "
-    "einops scipy pandas PIL cv2 tqdm".split()
-)
-# nn.Module methods that return the module itself
-MODULE_SELF_METHODS = frozenset("to cuda cpu eval train half float double bfloat16 requires_grad_ type".split())
-
-
-class Evaluator:
+class Evaluator(TorchCalls):
     def __init__(self, index: FileIndex, hot_functions: Set[str] = frozenset(), project=None,
                  assume_params: Optional[str] = None) -> None:
         self.index = index
@@ -132,6 +101,11 @@ class Evaluator:
         # summaries cut short because they were asked for while being computed (recursion): a
         # result computed under a cut of an enclosing summary is partial and is not memoised
         self._cuts: List[tuple] = []
+        # partial summaries are memoised for the rest of the computation that made them (no
+        # blow-up), then forgotten so the next question computes them again with what is known
+        # by then; after a number of rounds they are kept (the walk of big files stays linear)
+        self._tentative: List[tuple] = []
+        self._rounds_left = 64
         self._module_scope: Optional[Scope] = None
         self._declared: Dict[int, Dict[str, Value]] = {}
 
@@ -235,10 +209,11 @@ class Evaluator:
         mark = len(self._cuts)
         scope = Scope(func, parent, dict(self.params(func)))
         partial = partial or not self._complete(("summary", id(func)), mark)
-        if not partial:
-            self._summary[id(func)] = scope  # published before replay: recursion sees a partial scope
+        # published before replay: recursion sees a partial scope
+        self._memo(self._summary, id(func), scope, not partial)
         for b in func.bindings:
             self.replay(b, scope)
+        self._forget_cuts()
         return scope
 
     def replay(self, binding: tuple, scope: Scope) -> None:
@@ -373,8 +348,7 @@ class Evaluator:
                 out[p.star_arg.name.value] = Value(TUPLE)
             if p.star_kwarg is not None:
                 out[p.star_kwarg.name.value] = UNKNOWN_VALUE
-            if self._complete(key, mark):
-                self._params[id(func)] = out
+            self._memo(self._params, id(func), out, self._complete(key, mark))
             return out
         finally:
             self._busy.discard(key)
@@ -384,9 +358,20 @@ class Evaluator:
         """No summary that encloses ``key``'s computation was cut short while it ran."""
         return not any(k in self._busy and k != key for k in self._cuts[mark:])
 
+    def _memo(self, memo: dict, key: int, value, complete: bool) -> None:
+        memo[key] = value
+        if not complete:
+            self._tentative.append((memo, key))
+
     def _forget_cuts(self) -> None:
-        if not self._busy:
-            self._cuts.clear()
+        if self._busy:
+            return
+        self._cuts.clear()
+        if self._tentative and self._rounds_left > 0:
+            self._rounds_left -= 1
+            for memo, key in self._tentative:
+                memo.pop(key, None)
+        self._tentative.clear()
 
     def _names_a_class(self, param: cst.Param) -> bool:
         """``session: InferenceSession``: a parameter declared as some class other than a tensor."""
@@ -449,6 +434,10 @@ class Evaluator:
                 arg = positional[pos]
             if arg is None:
                 continue
+            passed = self._passed_parameter(site.caller, arg.value)
+            if passed is not None:
+                values.append(passed)
+                continue
             scope = self.summary_scope(site.caller) if site.caller is not None else self.module_scope()
             values.append(self.infer(arg.value, scope))
         if not values:
@@ -457,6 +446,17 @@ class Evaluator:
         for v in values[1:]:
             out = join(out, v)
         return out
+
+    def _passed_parameter(self, caller: Optional[FunctionInfo], arg: cst.BaseExpression) -> Optional[Value]:
+        """``helper(x)`` where ``x`` is a parameter of the caller that it never rebinds: the
+        parameter's value, without replaying the caller's body (which may call back into the
+        function being summarised)."""
+        if caller is None or not isinstance(arg, cst.Name):
+            return None
+        name = arg.value
+        if name not in _bound_names(caller):
+            return self.params(caller).get(name)
+        return None
 
     def returns(self, func: FunctionInfo) -> Value:
         got = self._returns.get(id(func))
@@ -484,8 +484,9 @@ class Evaluator:
                 out = body if out.kind == UNKNOWN else _refine(out, body)
             elif out.kind == UNKNOWN and not func.returns:
                 out = Value(NONE)
-            if ("params", id(func)) not in self._busy and self._complete(key, mark):
-                self._returns[id(func)] = out  # else its parameters or a caller were not known yet
+            # partial when its parameters or a caller were not known yet
+            self._memo(self._returns, id(func), out,
+                       ("params", id(func)) not in self._busy and self._complete(key, mark))
             return out
         finally:
             self._busy.discard(key)
@@ -958,267 +959,26 @@ class Evaluator:
             s = s.parent
         return self.index.module_functions.get(name)
 
-    def _qualified_call(self, q: str, call: cst.Call, scope: Scope) -> Optional[Value]:
-        last = q.split(".")[-1]
-        if q.startswith("builtins."):
-            return self._builtin_call(last, call, scope)
-        if q.startswith("numpy."):
-            return Value(NDARRAY)
-        if q.startswith("math."):
-            return number()
-        if not q.startswith("torch."):
-            if q.split(".")[0] in EXTERNAL_ROOTS:
-                return None
-            # a class or function imported from another file: what that file's interface says
-            return self._ref(("call", q) + self._call_flag(call, scope))
-        if q in api.HOST_DATA_FACTORIES:
-            dev = self.device_arg(call, scope)
-            dtype = self.dtype_arg(call) or TYPED_TENSORS.get(last)
-            if last in ("tensor", "as_tensor", "asarray") and call.args and not self.dtype_arg(call):
-                dtype = self._literal_dtype(call.args[0].value, scope)
-            return tensor(self.default_device() if dev is None else (None if dev == "?" else dev), dtype,
-                          host_data=True)
-        if q in api.FACTORIES:
-            dev = self.device_arg(call, scope)
-            dtype = self.dtype_arg(call)
-            if dtype is None:
-                dtype = "int" if last in ("arange", "randint", "randperm", "tril_indices", "triu_indices") else "float"
-                if last == "arange" and any(isinstance(a.value, cst.Float) for a in call.args):
-                    dtype = "float"
-                if last == "full" and len(call.args) > 1:
-                    fill = self.infer(call.args[1].value, scope)
-                    dtype = fill.dtype if fill.kind == NUMBER else None
-            return tensor(self.default_device() if dev is None else (None if dev == "?" else dev), dtype)
-        if q in api.LIKE_FACTORIES:
-            base = self.infer(call.args[0].value, scope) if call.args else UNKNOWN_VALUE
-            dev = self.device_arg(call, scope)
-            device = base.device if dev is None else (None if dev == "?" else dev)
-            return tensor(device, self.dtype_arg(call) or base.dtype)
-        if q in api.STREAM_FACTORIES:
-            return Value(STREAM)
-        if q in api.EVENT_FACTORIES:
-            return Value(EVENT)
-        if q in api.GRAD_SCALER_FACTORIES:
-            dev = arg_value = None
-            for i, a in enumerate(call.args):
-                if (a.keyword is None and i == 0) or (a.keyword is not None and a.keyword.value == "device"):
-                    arg_value = a.value
-            if arg_value is not None:
-                dev = self.device_of(arg_value, scope)
-            return Value(GRAD_SCALER, device=CPU if dev == CPU else CUDA)
-        if q == "torch.device" and call.args:
-            d = self.device_of(call.args[0].value, scope)
-            return Value(DEVICE, device=d if d in (CPU, CUDA) else None)
-        if q in api.TORCH_NON_TENSOR:
-            kind = api.TORCH_NON_TENSOR[q]
-            return BOOL if kind == NUMBER and q not in ("torch.numel",) else (INT if q == "torch.numel" else Value(kind))
-        if q == "torch.nn.Parameter" or q == "torch.nn.parameter.Parameter":
-            return tensor()
-        if q == "torch.jit.annotate" and call.args:
-            return self.annotation_value(call.args[0].value)
-        if q.startswith(api.TORCH_PREDICATE_PREFIXES):
-            return BOOL  # torch.is_grad_enabled(), torch.are_deterministic_algorithms_enabled()
-        if last.startswith("_") and q.count(".") >= 2 and not q.startswith("torch.nn.functional."):
-            # private helpers of torch's submodules are no tensor ops: torch._C._get_tracing_state(),
-            # torch.nn.modules.utils._pair(size) (top-level torch._foo are ATen ops)
-            return UNKNOWN_VALUE
-        if q.startswith("torch.nn.functional."):
-            return tensor(self._first_tensor_device(call, scope), "int" if last == "one_hot" else None)
-        if q.startswith(api.TORCH_NON_TENSOR_PREFIXES):
-            return UNKNOWN_VALUE
-        if last[:1].isupper():
-            return Value(MODULE) if q.startswith("torch.nn.") else UNKNOWN_VALUE
-        device = self._first_tensor_device(call, scope)
-        kw = {a.keyword.value for a in call.args if a.keyword is not None}
-        if q in api.TORCH_MULTI:
-            return Value(TENSOR_SEQ, device=device)
-        if last in ("max", "min", "median") and (len(call.args) >= 2 and "dim" in kw or
-                                                  len([a for a in call.args if a.keyword is None]) >= 2
-                                                  and self.infer(call.args[1].value, scope).kind == NUMBER):
-            return Value(TENSOR_SEQ, device=device)
-        if last == "nonzero" and _kwarg_true(call, "as_tuple"):
-            return Value(TENSOR_SEQ, device=device, dtype="int")
-        if last == "where" and len(call.args) == 1:
-            return Value(TENSOR_SEQ, device=device, dtype="int")
-        if last == "unique" and (kw & {"return_inverse", "return_counts"}):
-            return Value(TENSOR_SEQ, device=device)
-        dtype = "bool" if last in api.BOOL_OPS else "int" if last in api.INT_OPS else self.dtype_arg(call)
-        facts = self._from_facts(q, call, scope, device, dtype)
-        return facts if facts is not None else tensor(device, dtype)
 
-    def _literal_dtype(self, e: cst.BaseExpression, scope: Scope) -> Optional[str]:
-        v = self.infer(e, scope)
-        vals = v.elts if v.kind in (LIST, TUPLE) else (v,)
-        dtypes = {x.dtype for x in vals if x.kind == NUMBER}
-        if len(dtypes) == 1 and len(vals) == sum(1 for x in vals if x.kind == NUMBER):
-            return dtypes.pop()
-        return None
-
-    def _builtin_call(self, name: str, call: cst.Call, scope: Scope) -> Value:
-        if name == "len":
-            return INT
-        if name in ("int", "round"):
-            return INT
-        if name == "float":
-            return number("float")
-        if name in ("bool", "isinstance", "issubclass", "hasattr", "callable", "any", "all"):
-            return BOOL
-        if name in ("str", "repr", "format"):
-            return Value(STR)
-        if name == "range":
-            return Value(RANGE)
-        if name in ("list", "sorted"):
-            return Value(LIST)
-        if name == "tuple":
-            return Value(TUPLE)
-        if name == "abs" and call.args:
-            v = self.infer(call.args[0].value, scope)
-            return v if v.kind in (TENSOR, NUMBER) else UNKNOWN_VALUE
-        if name in ("max", "min", "sum") and call.args:
-            vals = [self.infer(a.value, scope) for a in call.args if a.keyword is None]
-            if vals and all(v.kind == NUMBER for v in vals):
-                return number()
-            if any(v.kind == TENSOR for v in vals) and name == "sum":
-                return tensor()
-            return UNKNOWN_VALUE
-        if name == "print":
-            return Value(NONE)
-        return UNKNOWN_VALUE
-
-    def tensor_method(self, name: str, recv: Value, call: cst.Call, scope: Scope) -> Value:
-        out = self._tensor_method(name, recv, call, scope)
-        if out.kind == TENSOR and not call.args and name in FULL_REDUCTIONS:
-            return out.with_(zero_dim=True, dtype="int" if name in ("argmax", "argmin", "count_nonzero") else out.dtype)
-        return out
-
-    def _tensor_method(self, name: str, recv: Value, call: cst.Call, scope: Scope) -> Value:
-        device, dtype = recv.device, recv.dtype
-        nargs = len(call.args)
-        if name in api.NOT_TENSOR_METHODS:
-            return UNKNOWN_VALUE
-        if name in api.METHOD_NUMBER:
-            return number("bool" if name.startswith("is_") or name in ("equal", "allclose") else None)
-        if name == "tolist":
-            return Value(LIST)
-        if name == "numpy":
-            return Value(NDARRAY)
-        if name in ("size", "stride"):
-            return INT if nargs else Value(SIZE if name == "size" else TUPLE)
-        if name == "type":
-            return Value(STR) if not nargs else tensor(device)
-        if name == "cpu":
-            return tensor(CPU, dtype, host_data=recv.host_data)
-        if name == "cuda":
-            return tensor(CUDA, dtype)
-        if name == "type_as" and call.args:
-            other = self.infer(call.args[0].value, scope)
-            if other.kind == TENSOR:  # device and dtype follow the argument
-                return tensor(other.device, other.dtype, host_data=recv.host_data and other.device == CPU)
-            return tensor(None, None)
-        if name == "to":
-            return self._to(recv, call, scope)
-        if name == "new_tensor":
-            return tensor(device, None, host_data=True)
-        if name in ("new_zeros", "new_ones", "new_empty", "new_full"):
-            return tensor(device, self.dtype_arg(call) or dtype)
-        kw = {a.keyword.value for a in call.args if a.keyword is not None}
-        if name in api.METHOD_MULTI:
-            return Value(TENSOR_SEQ, device=device)
-        if name in api.METHOD_MULTI_WITH_DIM and (nargs >= 1 and (
-            "dim" in kw or self.infer(call.args[0].value, scope).kind == NUMBER
-        )):
-            return Value(TENSOR_SEQ, device=device)
-        if name == "nonzero" and _kwarg_true(call, "as_tuple"):
-            return Value(TENSOR_SEQ, device=device, dtype="int")
-        if name == "unique" and (kw & {"return_inverse", "return_counts"}):
-            return Value(TENSOR_SEQ, device=device)
-        if name in api.BOOL_OPS:
-            return tensor(device, "bool")
-        if name in api.INT_OPS:
-            return tensor(device, "int")
-        if name in FLOAT_METHODS:
-            return tensor(device, "float", host_data=recv.host_data and name in ("float", "half", "double"))
-        if name in ("sum", "cumsum", "prod") and dtype in ("bool", "int"):
-            return tensor(device, "int")
-        if name in api.DTYPE_KEEPING:
-            return tensor(device, dtype, host_data=recv.host_data)
-        facts = self._from_facts("Tensor." + name, call, scope, device, None, offset=0)
-        return facts if facts is not None else tensor(device)
-
-    def _from_facts(self, key: str, call: cst.Call, scope: Scope, device: Optional[str], dtype: Optional[str],
-                    offset: int = 0) -> Optional[Value]:
-        """What torch's own stubs say the call returns (``torch_facts``), as a value; None when
-        they do not know (the caller keeps its default: a tensor on the inputs' device)."""
-        positional = [a for a in call.args if a.keyword is None]
-        if any(a.star for a in call.args):
-            return None
-        keywords = tuple(a.keyword.value for a in call.args if a.keyword is not None)
-        constants = {}
-        for a in call.args:
-            if a.keyword is not None and isinstance(a.value, cst.Name) and a.value.value in ("True", "False"):
-                constants[a.keyword.value] = a.value.value == "True"
-        kinds = tuple(_FACT_KINDS.get((v.kind, v.dtype if v.kind == NUMBER else None), _FACT_KINDS.get((v.kind, None)))
-                      for v in (self.infer(a.value, scope) for a in positional))
-        r = torch_facts.returns(key, len(positional) + offset, keywords, constants=constants, arg_kinds=kinds)
-        return _value_of_returns(r, device, dtype)
-
-    def _to(self, recv: Value, call: cst.Call, scope: Scope) -> Value:
-        device: Optional[str] = recv.device
-        dtype = recv.dtype
-        for a in call.args:
-            kw = a.keyword.value if a.keyword is not None else None
-            if kw in ("non_blocking", "copy", "memory_format"):
-                continue
-            if kw == "dtype":
-                dtype = DTYPE_NAMES.get((self.aliases.qualify(a.value) or "").split(".")[-1])
-                continue
-            v = self.infer(a.value, scope)
-            if v.kind == DTYPE or (v.kind == UNKNOWN and "dtype" in (dotted(a.value) or "").split(".")[-1]):
-                # `.to(self.dtype)` / `.to(dtype_float)`: a dtype by name, not a device
-                name = (self.aliases.qualify(a.value) or "").split(".")[-1]
-                dtype = DTYPE_NAMES.get(name)
-            elif v.kind == TENSOR:
-                device, dtype = v.device, v.dtype
-            elif v.kind == STR or isinstance(a.value, (cst.SimpleString, cst.Call)) or kw == "device" or v.kind in (DEVICE, UNKNOWN):
-                d = self.device_of(a.value, scope)
-                device = None if d == "?" else d
-        return tensor(device, dtype, host_data=recv.host_data and device == CPU)
-
-
-
-# our value kinds -> the kinds torch_facts matches parameters with
-_FACT_KINDS = {
-    (TENSOR, None): "tensor", (NUMBER, "int"): "int", (NUMBER, "bool"): "bool", (NUMBER, "float"): "float",
-    (NUMBER, None): "number", (LIST, None): "list", (TUPLE, None): "tuple", (SIZE, None): "size",
-    (NONE, None): "none", (STR, None): "str", (DTYPE, None): "dtype", (DEVICE, None): "device",
-}
-_SCALAR_RETURNS = {"bool": ("bool",), "int": ("int",), "float": ("float",), "number": (None,)}
-
-
-def _value_of_returns(r, device: Optional[str], dtype: Optional[str]) -> Optional[Value]:
-    kind = r.kind
-    if kind == "tensor":
-        return tensor(device, dtype)
-    if kind == "tensor_tuple" and r.n:
-        elts = []
-        for i in range(r.n):
-            ek = r.elts[i] if i < len(r.elts) else "tensor"
-            field = r.fields[i] if i < len(r.fields) else ""
-            if ek != "tensor":
-                elts.append(_value_of_kind(ek) or UNKNOWN_VALUE)
-            else:
-                elts.append(tensor(device, "int" if field in ("indices", "inverse", "counts", "info") else None))
-        return Value(TUPLE, elts=tuple(elts))
-    if kind in ("tensor_list", "tensor_tuple"):
-        return Value(TENSOR_SEQ, device=device)
-    return _value_of_kind(kind)
-
-
-def _value_of_kind(kind: str) -> Optional[Value]:
-    if kind in _SCALAR_RETURNS:
-        return number(_SCALAR_RETURNS[kind][0])
-    simple = {"size": SIZE, "list": LIST, "tuple": TUPLE, "none": NONE, "dtype": DTYPE, "device": DEVICE, "str": STR}
-    return Value(simple[kind]) if kind in simple else None
+def _bound_names(func: FunctionInfo) -> frozenset:
+    """Names a function's own statements bind (assignments, loops, with, walrus), memoised."""
+    got = func.bound
+    if got is None:
+        names = set()
+        for b in func.bindings:
+            targets = b[1] if isinstance(b[1], list) else [b[1]]
+            for t in targets:
+                stack = [t]
+                while stack:
+                    n = stack.pop()
+                    if isinstance(n, cst.Name):
+                        names.add(n.value)
+                    elif isinstance(n, (cst.Tuple, cst.List)):
+                        stack.extend(el.value for el in n.elements)
+                    elif isinstance(n, cst.StarredElement):
+                        stack.append(n.value)
+        got = func.bound = frozenset(names)
+    return got
 
 
 def _vague_tensors(v: Value) -> bool:
@@ -1281,10 +1041,3 @@ def _int_literal(e: cst.BaseExpression) -> Optional[int]:
     if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Minus) and isinstance(e.expression, cst.Integer):
         return -int(e.expression.evaluated_value)
     return None
-
-
-def _kwarg_true(call: cst.Call, name: str) -> bool:
-    for a in call.args:
-        if a.keyword is not None and a.keyword.value == name:
-            return isinstance(a.value, cst.Name) and a.value.value == "True"
-    return False

@@ -22,13 +22,13 @@ from __future__ import annotations
 import os
 from typing import Dict, Optional
 
+from torchsync_lint.config import CACHE_NAME
 from torchsync_lint.inference.project import Project
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 SKIP_DIRS = frozenset(("build", "dist", "node_modules", "site-packages", "__pycache__", "venv", "env"))
 MAX_FILES = 5000
 MAX_ON_DEMAND = 200
-CACHE_NAME = ".torchsync_cache"
 
 _PROJECTS: Dict[str, "OnDemand"] = {}
 
@@ -72,6 +72,7 @@ class OnDemand:
                 path = os.path.join(folder, name)
                 self.paths.setdefault(module_name_for(path)[0], path)
         self.computed = 0
+        self.current: Optional[str] = None  # the file being linted (absolute path)
         self.warm = True
         self.project = Project({}, loader=self._load)
         # a warm tree: load every interface so callers in every file are known
@@ -96,8 +97,8 @@ class OnDemand:
         from torchsync_lint.project_pass import interface_for_file
 
         path = self.paths.get(module)
-        if path is None:
-            return None
+        if path is None or os.path.abspath(path) == self.current:
+            return None  # the file being linted speaks for itself
         found, got = self._cached(module)
         if found:
             return got

@@ -60,10 +60,14 @@ class Project:
     def module(self, name: str) -> Optional[dict]:
         if name in self._ifaces:
             return self._ifaces[name]
-        iface = self._loader(name) if self._loader is not None else None
-        self._ifaces[name] = iface
-        if iface is not None:
+        if self._loader is None:
+            self._ifaces[name] = None
+            return None
+        iface = self._loader(name)
+        if iface is not None:  # a miss is asked again later: the loader may skip a file for now
+            self._ifaces[name] = iface
             self._add(iface)
+            self._calls = None
         return iface
 
     def _module_of(self, key: str) -> None:

@@ -25,17 +25,27 @@ def bare(node: cst.CSTNode) -> cst.CSTNode:
     return node
 
 
-def code(node: cst.CSTNode) -> str:
+def code(node: cst.CSTNode, parens: bool = False) -> str:
     """The node's text, with ``INDENT`` where its lines take the indentation of the block it is
-    in (unknown here: ``fix.py`` finds it when it matches the text against the file)."""
+    in (unknown here: ``fix.py`` finds it when it matches the text against the file), without
+    its own parentheses unless ``parens``."""
     state = CodegenState(default_indent="    ", default_newline="\n")
     state.indent_tokens.append(INDENT)
-    bare(node)._codegen(state)
+    (node if parens else bare(node))._codegen(state)
     return "".join(state.tokens)
+
+
+def code_keeping_comments(node: cst.CSTNode) -> str:
+    """Like ``code``, but keeps the node's parentheses when a comment sits in them."""
+    text = code(node)
+    with_parens = code(node, parens=True)
+    return with_parens if "#" in with_parens.replace(text, "") else text
 
 
 def make(applicability: str, message: str, node: cst.CSTNode, new: "cst.CSTNode | str",
          imports: Iterable[str] = (), hoist: Optional[Hoist] = None) -> Fix:
+    """``original``: the reported node's text without its parentheses, which is what the
+    finding's range covers in the file; ``new`` replaces exactly that."""
     text = new if isinstance(new, str) else code(new)
     return Fix(applicability, message, code(node), text, tuple(imports), hoist)
 

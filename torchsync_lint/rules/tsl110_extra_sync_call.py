@@ -62,7 +62,9 @@ class MeasuredSyncCall(Rule):
     Third-party names come from the catalog's measurement with small synthesised arguments; a call
     that syncs only with other arguments is missed, and one that synced only with the sweep's
     arguments is reported. Names from `extra-sync-calls` are read from the pyproject.toml of the
-    run (not through flake8's own configuration).
+    run (not through flake8's own configuration). When the called function's own source is part of
+    the linted project (linting torchvision itself), the call is not reported: the statement that
+    syncs inside it is.
 
     ## Verify
     `python -m torchsync_lint.catalog.sweep` (torch 2.11, torchvision 0.26, H100): each flagged
@@ -87,4 +89,7 @@ class MeasuredSyncCall(Rule):
         if qual is None:
             return
         if qual in self.names or catalog.canonical(qual) in self.names:
+            project = self.ctx.evaluator.project
+            if project is not None and project.locate(qual) is not None:
+                return  # its source is linted in this run: the line that syncs is reported there
             self.report(node, self.message.format(name=qual))

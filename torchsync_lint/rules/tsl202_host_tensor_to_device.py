@@ -85,7 +85,8 @@ class HostTensorToDevice(Rule):
     becomes `self.<name>_const`, registered in `__init__` with `persistent=False` (the state dict
     is unchanged; `__init__` is created when missing). Unsafe: the buffer follows the module's
     device and dtype (`model.half()` converts it), not the `device=` written in the call.
-    Any other copy of a CPU tensor gets `non_blocking=True` (unsafe: it only overlaps from
+    Any other copy of a CPU tensor to the GPU (`.cuda()`, `.to(device)`, `.to("cuda")`: a
+    destination that names a device) gets `non_blocking=True` (unsafe: it only overlaps from
     pinned memory, and a large pageable tensor still blocks). `torch.tensor(data, device=d)` of
     non-literal data is not rewritten: it still copies from the host.
 
@@ -197,6 +198,8 @@ class HostTensorToDevice(Rule):
         if not call.args or call.args[0].keyword is not None:
             return False
         first = call.args[0].value
+        if isinstance(first, cst.SimpleString):
+            return "cuda" in first.evaluated_value  # not "meta", "cpu": no host-to-GPU copy to overlap
         kind = self.ctx.value(first).kind
         if kind in (DEVICE, STR, TENSOR):
             return True

@@ -103,7 +103,7 @@ class AssertOnTensor(Rule):
         operand = test.expression if negated else test
         if not self.ctx.maybe_gpu_tensor(operand):
             return None  # `a and b`, a Python bool: no single tensor to assert on
-        cond = fx.code(operand)
+        cond = fx.code_keeping_comments(operand)
         if not self._surely_tensor(operand):
             cond = f"{torch}.as_tensor({cond})"  # a bool after all would make _assert_async raise
         if negated:

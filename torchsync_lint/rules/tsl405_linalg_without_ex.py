@@ -142,7 +142,6 @@ class LinalgWithoutEx(Rule):
             elif method in NO_EX_METHODS and self.ctx.maybe_gpu_tensor(node.func.value):
                 self.report(node, _no_ex_message(f"Tensor.{method}"))
 
-
     def _fix(self, call: cst.Call, ex: str, args):
         """`torch.linalg.inv(A)` -> `torch.linalg.inv_ex(A).inverse` (and cholesky, solve)."""
         field = EX_FIELDS.get(ex)

@@ -177,8 +177,25 @@ class _Names(cst.CSTVisitor):
         self._role(node.iter, "iterated")
 
 
+_LOCALS_CACHE: Dict[int, Tuple[object, Tuple[Set[str], Dict[str, str], Set[str]]]] = {}
+
+
 def _local_names(func: Optional[FunctionInfo]) -> Tuple[Set[str], Dict[str, str], Set[str]]:
-    """Names local to the function and its enclosing functions; local imports; nested defs."""
+    """Names local to the function and its enclosing functions; local imports; nested defs.
+    Cached per function node (several findings in one function share the walk)."""
+    if func is None:
+        return set(), {}, set()
+    got = _LOCALS_CACHE.get(id(func.node))
+    if got is not None and got[0] is func.node:
+        return got[1]
+    out = _collect_local_names(func)
+    if len(_LOCALS_CACHE) > 4096:
+        _LOCALS_CACHE.clear()
+    _LOCALS_CACHE[id(func.node)] = (func.node, out)
+    return out
+
+
+def _collect_local_names(func: Optional[FunctionInfo]) -> Tuple[Set[str], Dict[str, str], Set[str]]:
     names: Set[str] = set()
     imports: Dict[str, str] = {}
     nested: Set[str] = set()
@@ -524,32 +541,37 @@ def _init_expr(ctx: FileContext, where: FunctionInfo, expr: cst.BaseExpression, 
 # statements
 
 
-def _statement_for(positions, line: int, col: int) -> Optional[cst.CSTNode]:
-    """The innermost small statement or compound header holding (line, col)."""
-    best, best_size = None, None
-    for node, rng in positions.items():
-        if not isinstance(node, (cst.BaseSmallStatement,) + COMPOUND):
-            continue
-        start, end = (rng.start.line, rng.start.column), (rng.end.line, rng.end.column)
-        if isinstance(node, COMPOUND):
-            body = positions.get(node.body)
-            if body is not None:
-                end = (body.start.line, body.start.column)
-        if not (start <= (line, col) < end or start == (line, col)):
-            continue
-        size = (end[0] - start[0]) * 100_000 + (end[1] - start[1])
-        if best_size is None or size < best_size:
-            best, best_size = node, size
-    return best
+class _PositionIndex:
+    """One pass over a file's positions: its statements (for the innermost one at a point) and its
+    expressions by exact range; each finding's look-up is then cheap (many findings per file)."""
 
+    def __init__(self, positions) -> None:
+        self.statements: List[Tuple[Tuple[int, int], Tuple[int, int], cst.CSTNode]] = []
+        self.by_range: Dict[Tuple[Tuple[int, int], Tuple[int, int]], cst.CSTNode] = {}
+        for node, rng in positions.items():
+            start, end = (rng.start.line, rng.start.column), (rng.end.line, rng.end.column)
+            if isinstance(node, (cst.BaseSmallStatement,) + COMPOUND):
+                if isinstance(node, COMPOUND):
+                    body = positions.get(node.body)
+                    if body is not None:
+                        end = (body.start.line, body.start.column)
+                self.statements.append((start, end, node))
+            if isinstance(node, (cst.BaseExpression, cst.BaseSmallStatement)):
+                self.by_range.setdefault((start, end), node)
 
-def _node_at(positions, finding: Finding) -> Optional[cst.CSTNode]:
-    want = ((finding.line, finding.col - 1), (finding.end_line, finding.end_col - 1))
-    for node, rng in positions.items():
-        if ((rng.start.line, rng.start.column), (rng.end.line, rng.end.column)) == want:
-            if isinstance(node, cst.BaseExpression) or isinstance(node, cst.BaseSmallStatement):
-                return node
-    return None
+    def statement_for(self, line: int, col: int) -> Optional[cst.CSTNode]:
+        """The innermost small statement or compound header holding (line, col)."""
+        best, best_size = None, None
+        for start, end, node in self.statements:
+            if not (start <= (line, col) < end or start == (line, col)):
+                continue
+            size = (end[0] - start[0]) * 100_000 + (end[1] - start[1])
+            if best_size is None or size < best_size:
+                best, best_size = node, size
+        return best
+
+    def node_at(self, finding: Finding) -> Optional[cst.CSTNode]:
+        return self.by_range.get(((finding.line, finding.col - 1), (finding.end_line, finding.end_col - 1)))
 
 
 class _Inside(cst.CSTVisitor):
@@ -598,6 +620,7 @@ def extract_file(path: str, findings: List[Tuple[int, Finding]], hot_functions=(
         return out
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     positions = wrapper.resolve(PositionProvider)
+    index = _PositionIndex(positions)
     lines = source.splitlines(keepends=True)
     module_name, is_package = module_name_for(path)
     targets: Dict[int, List[int]] = {}
@@ -607,7 +630,7 @@ def extract_file(path: str, findings: List[Tuple[int, Finding]], hot_functions=(
         ex = Extracted(span)
         out[key] = ex
         codes[key] = f.code
-        stmt = _statement_for(positions, f.line, f.col - 1)
+        stmt = index.statement_for(f.line, f.col - 1)
         if stmt is None:
             ex.failure = "no statement found at the finding (a decorator, default value or class body?)"
             continue
@@ -629,7 +652,7 @@ def extract_file(path: str, findings: List[Tuple[int, Finding]], hot_functions=(
         span.stmt_line, span.stmt_end_line = start[0], max(end_line, f.end_line)
         ex.stmt = {"src": text, "line": start[0], "col": start[1], "compound": compound}
         ex.stmt_node = stmt
-        node = _node_at(positions, f)
+        node = index.node_at(f)
         ex.node = node
         if node is not None and node is not stmt and isinstance(node, cst.BaseExpression):
             inside = _Inside(node)
