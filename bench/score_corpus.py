@@ -157,12 +157,14 @@ def run_lint(root: str, modules: List[str], include_cold: bool) -> List[dict]:
     cmd += [os.path.join(root, m) for m in modules]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [LINTER_SRC] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env=env)
+    # run from the linter's own folder: `python -m` puts the working directory first on sys.path,
+    # ahead of PYTHONPATH (from REPO, --linter-src would score this checkout instead)
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=LINTER_SRC, env=env)
     if proc.returncode not in (0, 1):
         raise RuntimeError("lint failed (%d): %s" % (proc.returncode, proc.stderr[-2000:]))
     findings = [f for f in json.loads(proc.stdout or "[]") if f.get("type", "finding") == "finding"]
     for f in findings:
-        path = os.path.abspath(os.path.join(REPO, f["path"]))
+        path = os.path.abspath(os.path.join(LINTER_SRC, f["path"]))
         f["rel"] = os.path.relpath(path, root).replace(os.sep, "/")
     return findings
 

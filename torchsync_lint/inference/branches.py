@@ -36,6 +36,11 @@ def _join_states(states: List[Dict[str, Value]], before: Dict[str, Value]) -> Di
     for name in names:
         vals = [s.get(name, before.get(name)) for s in states]
         known = [v for v in vals if v is not None]  # unbound on a path: that path cannot read it
+        # a path where inference could not tell (no reference to resolve either) does not erase
+        # a tensor another path made: `if mask is not None: edges = edges & mask` stays a tensor
+        tensors = [v for v in known if v.kind == TENSOR]
+        if tensors and all(v.kind == TENSOR or (v.kind == UNKNOWN and v.ref is None) for v in known):
+            known = tensors
         v = known[0]
         for other in known[1:]:
             v = join(v, other)
