@@ -261,7 +261,7 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
     if not any(word in source for word in PREFILTER):
         if project is None and ("import" in source or "def " in source):
             # no rule can fire here, but other files may import its names, helpers and re-exports
-            _interface_only(source, path, module_name, report)
+            interface_only(source, path, module_name, report)
         return report
     try:
         module = cst.parse_module(source)
@@ -314,7 +314,7 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
     return report
 
 
-def _interface_only(source: str, path: str, module_name: Optional[str], report: FileReport) -> None:
+def interface_only(source: str, path: str, module_name: Optional[str], report: FileReport) -> None:
     try:
         module = cst.parse_module(source)
     except Exception:

@@ -19,9 +19,21 @@ from typing import Dict, List, Optional, Tuple
 
 from torchsync_lint.cache import ReportCache
 from torchsync_lint.cache import key as cache_key
-from torchsync_lint.engine import FileReport, Options, _interface_only, check_file, decode, module_name_for
+from torchsync_lint.engine import FileReport, Options, check_file, decode, interface_only, module_name_for
 from torchsync_lint.inference.project import Project
-from torchsync_lint.inference.values import DEVICE, DICT, LIST, MODULE, NDARRAY, OBJECT, SIZE, TENSOR, TENSOR_SEQ, TUPLE, Value
+from torchsync_lint.inference.values import (
+    DEVICE,
+    DICT,
+    LIST,
+    MODULE,
+    NDARRAY,
+    OBJECT,
+    SIZE,
+    TENSOR,
+    TENSOR_SEQ,
+    TUPLE,
+    Value,
+)
 
 
 def _interface_key(data: bytes, path: str, module: str) -> str:
@@ -51,7 +63,7 @@ def interface_for_file(path: str, module: str, cache_dir: Optional[str]) -> Opti
         return None
     report = FileReport(path)
     try:
-        _interface_only(source, path, module, report)
+        interface_only(source, path, module, report)
     except RecursionError:
         return None
     if report.interface is not None and cache_dir is not None:

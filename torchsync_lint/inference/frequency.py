@@ -86,7 +86,8 @@ def _first_call_cache(test: cst.BaseExpression, body: cst.BaseSuite) -> bool:
         left = _text(test.left)
         if left is None:
             return False
-        if isinstance(comp.operator, cst.Is) and isinstance(comp.comparator, cst.Name) and comp.comparator.value == "None":
+        is_none = isinstance(comp.comparator, cst.Name) and comp.comparator.value == "None"
+        if isinstance(comp.operator, cst.Is) and is_none:
             return ("name", left) in _assigned(body)
         if isinstance(comp.operator, cst.NotIn):
             return ("item", _text(comp.comparator)) in _assigned(body)

@@ -202,7 +202,8 @@ class Project:
         if kind == "method":
             cls_key = self.class_key(ref[1])
             if cls_key is None:
-                return tensor() if ref[1].startswith("torch.nn.") and ref[2] in ("forward", "__call__") else UNKNOWN_VALUE
+                torch_layer = ref[1].startswith("torch.nn.") and ref[2] in ("forward", "__call__")
+                return tensor() if torch_layer else UNKNOWN_VALUE
             m = self.find_method(cls_key, ref[2])
             if m is None and ref[2] == "__call__" and self.is_module(cls_key):
                 m = self.find_method(cls_key, "forward")

@@ -115,15 +115,6 @@ def join(a: Value, b: Value) -> Value:
     return Value(a.kind)
 
 
-def has_ref(v: Value) -> bool:
-    """Whether resolving ``v`` against the project could tell more."""
-    if v.ref is not None:
-        return True
-    if v.item is not None and has_ref(v.item):
-        return True
-    return any(has_ref(e) for e in v.elts)
-
-
 # -- plain data (the per-file interfaces are cached as JSON) --------------------------------------
 def to_data(v: Value) -> dict:
     out: dict = {"k": v.kind}
