@@ -15,10 +15,11 @@ level) and test files are classed by the engine, from the function and the path.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from typing import Dict, List
 
 import libcst as cst
 
+from torchsync_lint.inference.names import dotted
 from torchsync_lint.walk import iter_children
 
 EVERY_STEP = "every-step"
@@ -28,17 +29,6 @@ ONCE = "once"
 TEST = "test"
 CLASSES = (EVERY_STEP, PERIODIC, ONCE, ERROR_PATH, TEST)
 _RANK = {EVERY_STEP: 0, PERIODIC: 1, ONCE: 2, ERROR_PATH: 3}
-
-
-def _text(node: cst.CSTNode) -> Optional[str]:
-    parts = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
-        return ".".join(reversed(parts))
-    return None
 
 
 def _takes_remainder(test: cst.BaseExpression) -> bool:
@@ -67,9 +57,9 @@ def _assigned(body: cst.BaseSuite) -> set:
             targets = [n.target]
         for t in targets:
             if isinstance(t, cst.Subscript):
-                out.add(("item", _text(t.value)))
+                out.add(("item", dotted(t.value)))
             else:
-                out.add(("name", _text(t)))
+                out.add(("name", dotted(t)))
         if not isinstance(n, (cst.FunctionDef, cst.ClassDef)):
             stack.extend(iter_children(n))
     return out
@@ -78,19 +68,19 @@ def _assigned(body: cst.BaseSuite) -> set:
 def _first_call_cache(test: cst.BaseExpression, body: cst.BaseSuite) -> bool:
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         inner = test.expression
-        if isinstance(inner, cst.Call) and _text(inner.func) == "hasattr":
+        if isinstance(inner, cst.Call) and dotted(inner.func) == "hasattr":
             return True
         return False
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         comp = test.comparisons[0]
-        left = _text(test.left)
+        left = dotted(test.left)
         if left is None:
             return False
         is_none = isinstance(comp.comparator, cst.Name) and comp.comparator.value == "None"
         if isinstance(comp.operator, cst.Is) and is_none:
             return ("name", left) in _assigned(body)
         if isinstance(comp.operator, cst.NotIn):
-            return ("item", _text(comp.comparator)) in _assigned(body)
+            return ("item", dotted(comp.comparator)) in _assigned(body)
     return False
 
 
