@@ -94,7 +94,7 @@ class HostTensorToDevice(Rule):
     Not reported in cold code (`__init__`, module level, set-up methods): a copy made once costs
     nothing per step. Reported in code of unknown temperature too: on torchvision 0.26, hot-only
     reporting missed 11 measured syncs in transforms and optical flow that this catches at no loss
-    of precision (bench/realcode_score.py). `.cuda()` of
+    of precision (bench/score_corpus.py). `.cuda()` of
     a value inference cannot place is not reported (it may already be on the GPU); a copy with
     `non_blocking=True` is not reported, although a *large pageable* tensor still blocks.
     `.to(device)` with a device inference cannot resolve is taken to mean the GPU.

@@ -18,62 +18,32 @@
 from __future__ import annotations
 
 import os
-import site
 import statistics
 import sys
-import sysconfig
 import tempfile
 import time
 import warnings
 from typing import Dict, List, Optional, Set, Tuple
 
+from torchsync_lint.guard.events import Roots as GuardRoots
+
 SYNC_TEXT = "synchronizing CUDA operation"
-HERE = os.path.dirname(os.path.realpath(__file__))
 
 # ---------------------------------------------------------------------------------------------
 # stacks
 
 
-class Roots:
-    """Which frames are not the user's: torch, the standard library, this package."""
+class Roots(GuardRoots):
+    """Which frames are not the user's: torch, the standard library, this package (the guard's
+    rule), and every synthetic file name (``<string>``: code the harness compiled)."""
 
     def __init__(self, torch) -> None:
-        lib = {os.path.dirname(os.path.realpath(torch.__file__)), HERE}
-        for key in ("stdlib", "platstdlib"):
-            p = sysconfig.get_paths().get(key)
-            if p:
-                lib.add(os.path.realpath(p))
-        user = set()
-        for p in list(getattr(site, "getsitepackages", lambda: [])()) + [site.getusersitepackages()]:
-            user.add(os.path.realpath(p))
-        for key in ("purelib", "platlib"):
-            p = sysconfig.get_paths().get(key)
-            if p:
-                user.add(os.path.realpath(p))
-        self.library = sorted(lib)
-        self.site = sorted(user)
-        self.torch = os.path.dirname(os.path.realpath(torch.__file__))
-        self._cache: Dict[str, Tuple[str, bool]] = {}
-
-    @staticmethod
-    def _under(path: str, root: str) -> bool:
-        return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+        super().__init__(os.path.dirname(os.path.realpath(torch.__file__)))
 
     def resolve(self, filename: str) -> Tuple[str, bool]:
-        got = self._cache.get(filename)
-        if got is None:
-            if not filename or filename.startswith("<"):
-                got = (filename, True)
-            else:
-                path = os.path.realpath(filename)
-                lib = any(self._under(path, r) for r in self.library)
-                if lib and not self._under(path, self.torch) and not self._under(path, HERE):
-                    # site-packages inside the stdlib folder hold third-party code: the user's side
-                    if any(self._under(path, s) for s in self.site):
-                        lib = False
-                got = (path, lib)
-            self._cache[filename] = got
-        return got
+        if not filename or filename.startswith("<"):
+            return filename, True
+        return super().resolve(filename)
 
 
 def capture_stack(frame, roots: Roots, limit: int = 200) -> List[list]:
