@@ -111,6 +111,10 @@ STATEMENTS: List[Statement] = [
     _s("host-10", "TSL003", "h = y.to(torch.float16)", note="dtype only"),
     _s("host-11", "TSL003", "host_buf.copy_(y)", note="copy_ into a CPU tensor"),
     _s("host-12", "TSL003", "pinned_buf.copy_(y, non_blocking=True)", note="pinned, non-blocking"),
+    _s("host-13", "TSL003", "host_buf[0] = y[0]", note="a GPU row stored into a CPU tensor"),
+    _s("host-14", "TSL003", "host_buf[0, 0] = zero_dim", note="a 0-dim GPU tensor stored into a CPU tensor"),
+    _s("host-15", "TSL003", "host_buf[0] = 1.0", note="a Python number into a CPU tensor"),
+    _s("host-16", "TSL003", "v = [r.cpu().numpy() for r in y]", note="rows of a GPU tensor"),
     # TSL004 python-scalar-conversion
     _s("scalar-01", "TSL004", "v = float(zero_dim)"),
     _s("scalar-02", "TSL004", "v = int(t[0])"),
@@ -242,6 +246,9 @@ STATEMENTS: List[Statement] = [
     _s("h2d-22", "TSL202", "v = torch.tensor(x.shape, device=d)", note="sizes are host data"),
     _s("h2d-23", "TSL202", "v = torch.tensor([zero_dim, zero_dim], device=d)", note="elements read one by one"),
     _s("h2d-24", "TSL202", "v = torch.stack([zero_dim, zero_dim])", note="stays on the GPU"),
+    _s("h2d-25", "TSL202", "m = nn.Linear(8, 8).to(d)", note="a module made on the CPU, moved"),
+    _s("h2d-26", "TSL202", "m = nn.ReLU().to(d)", note="a module without parameters or buffers"),
+    _s("h2d-27", "TSL202", "m = nn.Linear(8, 8, device=d)", note="made on the GPU: nothing to copy"),
     # TSL203 index-put-python-scalar
     _s("idxput-01", "TSL203", "x[idx] = 1.0"),
     _s("idxput-02", "TSL203", "x[t] = 0"),

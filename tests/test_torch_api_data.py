@@ -24,6 +24,12 @@ def _torch_or_skip():
     recorded = tf.torch_version()
     if torch.__version__ != recorded:
         pytest.skip(f"torch_api.json is for torch {recorded}, installed is {torch.__version__}")
+    with open(DATA, encoding="utf-8") as f:
+        versions = json.load(f)["excluded_with"]
+    for name, version in versions.items():
+        module = pytest.importorskip(name, reason=f"{name} decides which Tensor methods are tensor-only")
+        if module.__version__ != version:
+            pytest.skip(f"torch_api.json was made with {name} {version}, installed is {module.__version__}")
     return torch
 
 

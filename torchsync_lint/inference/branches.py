@@ -19,13 +19,17 @@ _TENSOR_TYPES = frozenset(("torch.Tensor", "torch.nn.Parameter", "torch.nn.param
 
 
 class _Frame:
-    __slots__ = ("node", "before", "ends", "orelse_id")
+    __slots__ = ("node", "before", "ends", "orelse_id", "otherwise")
 
-    def __init__(self, node: cst.CSTNode, before: Dict[str, Value], orelse_id: Optional[int]) -> None:
+    def __init__(self, node: cst.CSTNode, before: Dict[str, Value], orelse_id: Optional[int],
+                 otherwise: Optional[Dict[str, Value]] = None) -> None:
         self.node = node
         self.before = before
         self.ends: List[Dict[str, Value]] = []
         self.orelse_id = orelse_id
+        # the state where the test is false: `if not isinstance(v, Tensor): v = torch.tensor(v)`
+        # leaves `v` a tensor (of unknown device) on the path that skips the body
+        self.otherwise = otherwise if otherwise is not None else before
 
 
 def _join_states(states: List[Dict[str, Value]], before: Dict[str, Value]) -> Dict[str, Value]:
@@ -54,8 +58,15 @@ class Branches:
 
     def enter_if(self, node: cst.If, values: Dict[str, Value], narrow) -> None:
         orelse = node.orelse
-        self._frames.append(_Frame(node, dict(values), id(orelse) if orelse is not None else None))
-        for name, v in narrow(node.test):
+        test = node.test
+        otherwise = None
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            narrowed = narrow(test.expression)
+            if narrowed:
+                otherwise = dict(values)
+                otherwise.update(narrowed)
+        self._frames.append(_Frame(node, dict(values), id(orelse) if orelse is not None else None, otherwise))
+        for name, v in narrow(test):
             values[name] = v
 
     def switch(self, node: cst.CSTNode, values: Dict[str, Value]) -> bool:
@@ -65,7 +76,7 @@ class Branches:
         frame = self._frames[-1]
         frame.ends.append(dict(values))
         values.clear()
-        values.update(frame.before)
+        values.update(frame.otherwise)
         return True
 
     def leave_if(self, node: cst.If, values: Dict[str, Value]) -> None:
@@ -74,7 +85,7 @@ class Branches:
         frame = self._frames.pop()
         ends = frame.ends + [dict(values)]
         if frame.orelse_id is None:
-            ends.append(frame.before)  # no else: the body may not run
+            ends.append(frame.otherwise)  # no else: the body may not run
         joined = _join_states(ends, frame.before)
         values.clear()
         values.update(joined)
@@ -92,13 +103,18 @@ class Branches:
 
 
 def isinstance_tensor(test: cst.BaseExpression, qualify, current) -> List[tuple]:
-    """``isinstance(v, torch.Tensor)`` (or a tuple holding it) -> [(name, tensor value)]."""
-    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
-            and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)):
+    """``isinstance(v, torch.Tensor)`` (or a tuple holding it), ``torch.is_tensor(v)`` ->
+    [(name, tensor value)]."""
+    if not (isinstance(test, cst.Call) and test.args and isinstance(test.args[0].value, cst.Name)):
         return []
-    types = test.args[1].value
-    names = [el.value for el in types.elements] if isinstance(types, cst.Tuple) else [types]
-    if not any(qualify(t) in _TENSOR_TYPES for t in names):
+    if len(test.args) == 1 and qualify(test.func) == "torch.is_tensor":
+        names = [test.func]
+    elif isinstance(test.func, cst.Name) and test.func.value == "isinstance" and len(test.args) == 2:
+        types = test.args[1].value
+        names = [el.value for el in types.elements] if isinstance(types, cst.Tuple) else [types]
+        if not any(qualify(t) in _TENSOR_TYPES for t in names):
+            return []
+    else:
         return []
     name = test.args[0].value.value
     v = current(name)

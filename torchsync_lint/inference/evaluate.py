@@ -13,6 +13,7 @@ from typing import Dict, List, Optional, Set
 import libcst as cst
 
 from torchsync_lint.inference import torch_api as api
+from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference.index import STEP_HOOKS, ClassInfo, FileIndex, FunctionInfo
 from torchsync_lint.inference.names import dotted
 from torchsync_lint.inference.values import (
@@ -700,6 +701,8 @@ class Evaluator(TorchCalls):
         if q is not None:
             if q.startswith("torch.") and attr in DTYPE_NAMES:
                 return Value(DTYPE)
+            if q in facts.float_constants() or q in api.HOST_FLOAT_CONSTANTS:
+                return number("float")
             return UNKNOWN_VALUE
         base = self.infer(e.value, scope)
         if base.kind == SELF:
@@ -890,6 +893,8 @@ class Evaluator(TorchCalls):
                 return INT
             if recv.kind == DICT:
                 return self._dict_method(recv, name)
+            if recv.kind == UNKNOWN and name in facts.tensor_only_methods():
+                return self.tensor_method(name, tensor(), call, scope)  # only a tensor has this method
             return UNKNOWN_VALUE
         if isinstance(func, cst.Name):
             local = scope.lookup(func.value)

@@ -156,3 +156,7 @@ METHOD_MULTI = frozenset(
 METHOD_MULTI_WITH_DIM = frozenset("max min median nanmedian".split())
 ATTR_NUMBER = frozenset("ndim is_cuda requires_grad is_leaf is_sparse is_quantized is_meta itemsize nbytes".split())
 ATTR_TENSOR = frozenset("T mT H mH real imag data grad".split())
+# Python floats outside torch (torch's own, `torch.inf`..., come from torch_facts.float_constants).
+HOST_FLOAT_CONSTANTS = frozenset(
+    "math.inf math.nan math.pi math.e math.tau numpy.inf numpy.nan numpy.pi numpy.e".split()
+)

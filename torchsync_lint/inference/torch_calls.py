@@ -205,10 +205,19 @@ class TorchCalls:
             return Value(STR)
         if name == "range":
             return Value(RANGE)
-        if name in ("list", "sorted"):
-            return Value(LIST)
-        if name == "tuple":
-            return Value(TUPLE)
+        if name in ("list", "sorted", "tuple"):
+            kind = TUPLE if name == "tuple" else LIST
+            if len(call.args) != 1 or call.args[0].keyword is not None:
+                return Value(kind)
+            v = self.infer(call.args[0].value, scope)
+            if v.kind in (RANGE, SIZE):
+                return Value(kind, item=INT)  # list(range(n)), tuple(x.shape): Python ints
+            if v.kind in (LIST, TUPLE):
+                item = v.item
+                if item is None and v.elts and all(e == v.elts[0] for e in v.elts):
+                    item = v.elts[0]  # sorted([1, 2]): the members' common value, order unknown
+                return Value(kind, elts=v.elts if name != "sorted" else (), item=item)
+            return Value(kind)
         if name == "abs" and call.args:
             v = self.infer(call.args[0].value, scope)
             return v if v.kind in (TENSOR, NUMBER) else UNKNOWN_VALUE

@@ -6,6 +6,8 @@ sources and native schemas; `tests/test_torch_api_data.py` fails when it is stal
 torch. This module loads it once, lazily, and answers per call expression (memoised):
 
     function("torch.nonzero")            -> CallableFacts | None   (also torch.nn.functional.*, linalg...)
+    tensor_only_methods()                 -> {"type_as", "masked_fill", ...}: only a tensor has them
+    float_constants()                     -> {"torch.inf", "torch.pi", ...}
     method("item")                        -> CallableFacts | None   (Tensor methods: "Tensor.<name>")
     attribute("shape")                    -> CallableFacts | None   (Tensor attributes and properties)
     lookup("Distribution.sample")         -> any entry by its key ("torch.Tensor.x" = "Tensor.x")
@@ -108,6 +110,19 @@ def data() -> dict:
 
 def torch_version() -> str:
     return data()["torch_version"]
+
+
+@functools.cache
+def tensor_only_methods() -> frozenset[str]:
+    """Tensor methods no numpy array, pandas object, nn.Module or Python builtin has: calling one
+    says the receiver is a tensor."""
+    return frozenset(data()["tensor_only_methods"])
+
+
+@functools.cache
+def float_constants() -> frozenset[str]:
+    """`torch.inf`, `torch.pi`...: Python floats."""
+    return frozenset(data()["float_constants"])
 
 
 def _returns(raw: Mapping[str, Any]) -> Returns:

@@ -4,7 +4,7 @@ from typing import Optional
 
 import libcst as cst
 
-from torchsync_lint.inference.values import CPU
+from torchsync_lint.inference.values import CPU, TENSOR, UNKNOWN
 from torchsync_lint.rule import Rule
 from torchsync_lint.rules._common import arg, is_true
 
@@ -14,7 +14,9 @@ class CopyToHost(Rule):
     ## What it does
     Flags blocking copies of a GPU (or unknown-device) tensor to the host: `.cpu()`,
     `.to("cpu")`, `.to(torch.device("cpu"))`, `.to(device="cpu")`, `.to(cpu_tensor)` and
-    `cpu_buffer.copy_(t)` without `non_blocking=True`, and `.numpy(force=True)`.
+    `cpu_buffer.copy_(t)` without `non_blocking=True`, `.numpy(force=True)`, and a GPU tensor
+    stored into a CPU tensor (`counts[i] = t.sum()` where `counts = torch.zeros(n)`). `p.cpu().numpy()`
+    is a tensor copy even where inference cannot tell what `p` is (only a tensor has both methods).
 
     ## Why is this bad?
     A blocking device-to-host copy waits until every kernel queued before it has finished, then
@@ -97,6 +99,8 @@ class CopyToHost(Rule):
             return
         if method not in ("cpu", "to", "numpy"):
             return
+        if method == "numpy":
+            self._cpu_then_numpy(f.value)
         if not self.ctx.maybe_gpu_tensor(f.value):
             return
         # report the method name: in a chain split over lines it is where the copy happens
@@ -108,6 +112,30 @@ class CopyToHost(Rule):
                 self.report(f.attr)
         elif self.ctx.value(node).device == CPU and not _non_blocking(node):
             self.report(f.attr)
+
+    def _cpu_then_numpy(self, inner: cst.BaseExpression) -> None:
+        """``p.cpu().numpy()`` where inference cannot tell what ``p`` is: only a tensor has both
+        (a module has no ``.numpy()``, an array no ``.cpu()``), and its device is unknown."""
+        if not (isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute)
+                and inner.func.attr.value == "cpu" and not inner.args):
+            return
+        if self.ctx.value(inner.func.value).kind == UNKNOWN:
+            self.report(inner.func.attr)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """``host[i] = t``: writing a GPU value into a CPU tensor copies it to the host (measured:
+        syncs, like ``host[i].copy_(t)``)."""
+        value = None
+        for target in node.targets:
+            t = target.target
+            if not isinstance(t, cst.Subscript):
+                continue
+            base = self.ctx.value(t.value)
+            if base.kind != TENSOR or base.device != CPU:
+                continue
+            value = value or self.ctx.value(node.value)
+            if value.maybe_gpu:
+                self.report(t)
 
     def _copy_into(self, node: cst.Call, f: cst.Attribute) -> None:
         """``host_buf.copy_(t)``: a CPU tensor filled from a GPU one (measured: syncs)."""

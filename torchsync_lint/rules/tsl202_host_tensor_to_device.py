@@ -5,7 +5,7 @@ from typing import Optional
 import libcst as cst
 
 from torchsync_lint.inference import torch_api as api
-from torchsync_lint.inference.values import CPU, DEVICE, LIST, NDARRAY, STR, TENSOR, TUPLE, UNKNOWN
+from torchsync_lint.inference.values import CPU, DEVICE, LIST, MODULE, NDARRAY, STR, TENSOR, TUPLE, UNKNOWN
 from torchsync_lint.rule import Rule
 from torchsync_lint.rules import _fixes as fx
 from torchsync_lint.rules._common import arg, is_false
@@ -18,6 +18,11 @@ CUDA_TYPED = frozenset(
     "torch.cuda." + n
     for n in "FloatTensor DoubleTensor HalfTensor BFloat16Tensor LongTensor IntTensor ShortTensor ByteTensor "
     "CharTensor BoolTensor".split()
+)
+
+MODULE_MESSAGE = (
+    "a module built here is copied to the GPU (its parameters and buffers, from the host) each time "
+    "this runs, and the copy waits for the GPU; build it once in `__init__` as a submodule"
 )
 
 WHERE_MESSAGE = (
@@ -35,7 +40,9 @@ class HostTensorToDevice(Rule):
     `x.new_tensor(data)`, `torch.cuda.FloatTensor([...])`, `.cuda()` / `.to(gpu_device)` of a
     tensor made on the CPU (`torch.Tensor([0.1] * 10).cuda()`, `torch.from_numpy(a).cuda()`,
     `torch.ones(10).to(device)`), and a CPU tensor operand of `torch.where` next to GPU ones
-    (`torch.where(mask, x, torch.tensor(0.0))`).
+    (`torch.where(mask, x, torch.tensor(0.0))`); and a module built and moved to the GPU in
+    the same expression (`GaussianFilter(3, sigma).to(device)`) inside a `forward`, a
+    `__call__` or a training loop.
 
     ## Why is this bad?
     A copy from pageable host memory to the GPU without `non_blocking=True` makes the CPU wait
@@ -138,6 +145,27 @@ class HostTensorToDevice(Rule):
             after = self.ctx.value(node)
             if before.device == CPU and after.kind == TENSOR and after.device != CPU:
                 self.report(node, fix=self._fix_copy(node, method))
+        elif method is None and self._runs_per_call() and self._fresh_module_to_device(node):
+            self.report(node, MODULE_MESSAGE)
+
+    def _runs_per_call(self) -> bool:
+        """Where a module built on the spot is rebuilt over and over: a training loop, or the
+        per-call method of a module or transform. `model = Net().to(device)` in a set-up or
+        `main` function runs once and is not reported."""
+        func = self.ctx.function
+        return self.ctx.in_hot_loop or (func is not None and func.cls is not None
+                                        and func.name in ("forward", "__call__"))
+
+    def _fresh_module_to_device(self, call: cst.Call) -> bool:
+        """``Filter(...).to(device)`` / ``.cuda()``: a module made on the CPU right here, whose
+        parameters and buffers are copied to the GPU each time the line runs."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda")
+                and isinstance(func.value, cst.Call) and not self._non_blocking(call)):
+            return False
+        if self.ctx.value(func.value).kind != MODULE:
+            return False
+        return func.attr.value == "cuda" or self._names_a_device(call)
 
     # -- fixes ---------------------------------------------------------------------------------
     def _fix_factory(self, call: cst.Call, q: str):

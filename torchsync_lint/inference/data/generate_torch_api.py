@@ -275,7 +275,35 @@ class Generator:
         self.distributions()
         return {"format": FORMAT, "torch_version": self.torch.__version__,
                 "generated_by": "python -m torchsync_lint.inference.data.generate_torch_api",
-                "return_types": self.files.return_types, "api": self.api}
+                "return_types": self.files.return_types, "api": self.api,
+                "tensor_only_methods": self.tensor_only_methods(), "float_constants": self.float_constants(),
+                "excluded_with": self.excluded_with()}
+
+    @staticmethod
+    def excluded_with() -> dict[str, str]:
+        """The versions `tensor_only_methods` was computed against (the staleness test needs them)."""
+        import numpy
+        import pandas
+
+        return {"numpy": numpy.__version__, "pandas": pandas.__version__}
+
+    def tensor_only_methods(self) -> list[str]:
+        """Public Tensor methods that no numpy array, pandas frame or series, nn.Module or Python
+        builtin has: a call of one (`x.type_as(y)`, `x.masked_fill(m, 0)`) says its receiver is a tensor."""
+        import numpy
+        import pandas
+
+        others = set()
+        for t in (numpy.ndarray, numpy.generic, pandas.Series, pandas.DataFrame, pandas.Index, self.torch.nn.Module,
+                  list, tuple, dict, set, str, bytes, int, float, complex, object):
+            others |= set(dir(t))
+        return sorted(n for n in dir(self.torch.Tensor)
+                      if not n.startswith("_") and n not in others and callable(getattr(self.torch.Tensor, n, None)))
+
+    def float_constants(self) -> list[str]:
+        """`torch.inf`, `torch.pi`...: module attributes that are Python floats."""
+        return sorted(f"torch.{n}" for n in dir(self.torch) if not n.startswith("_")
+                      and type(getattr(self.torch, n, None)) is float)
 
 
 def _delegate_target(fn: ast.FunctionDef) -> Optional[str]:
@@ -324,9 +352,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--output", default=DATA_PATH, help="where to write (default: the package's file)")
     args = parser.parse_args(argv)
     try:
+        import numpy  # noqa: F401  (which method names numpy and pandas share with a tensor)
+        import pandas  # noqa: F401
         import torch
-    except ImportError:
-        print("generate_torch_api: torch is not installed; install it to regenerate", file=sys.stderr)
+    except ImportError as e:
+        print(f"generate_torch_api: {e.name} is not installed; install torch, numpy and pandas to regenerate", file=sys.stderr)
         return 2
     text = dumps(build())
     if args.check:
