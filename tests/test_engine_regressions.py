@@ -284,7 +284,7 @@ def test_report_cache_reuses_unchanged_files_only(tmp_path, monkeypatch):
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
     model = pkg / "model.py"
-    model.write_text("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return x.item()\n")
+    model.write_text("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        x.item()\n        return x\n")
     (pkg / "train.py").write_text("from .model import M\ndef helper(t):\n    return t.tolist()\n")
     cache_dir = str(tmp_path / "cache")
     config = Config(select=list(all_rules()))
@@ -301,9 +301,14 @@ def test_report_cache_reuses_unchanged_files_only(tmp_path, monkeypatch):
     monkeypatch.setattr(engine, "_check_data", lambda data, path, options, *rest: checked.append(path) or real(
         data, path, options, *rest))
     assert run() == first and checked == []  # every report from the cache
-    model.write_text(model.read_text().replace("x.item()", "x"))
+    model.write_text(model.read_text().replace("x.item()", "pass"))  # its interface is unchanged
     second = run()
     assert checked == [str(model)] and all(p != str(model) for p, *_ in second)
+    model.write_text(model.read_text().replace("return x", "return 1"))  # what M returns changed
+    checked.clear()
+    run()
+    assert sorted(checked) == sorted([str(model), str(pkg / "train.py")])  # and train.py imports it
+    checked.clear()
     config.select = ["TSL002"]  # other options, other keys: every file checked again
     assert {c for _p, _l, c, _t in run()} <= {"TSL002"}
-    assert len(checked) == 1 + 3
+    assert len(checked) == 3

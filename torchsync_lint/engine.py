@@ -14,7 +14,6 @@ import threading
 import tokenize
 import traceback
 import warnings
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from io import BytesIO
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
@@ -33,6 +32,7 @@ from torchsync_lint.inference.hotness import CallGraph, FileSummary, summarise
 from torchsync_lint.inference.frequency import EVERY_STEP, ONCE, TEST, combine
 from torchsync_lint.inference.index import FileIndex, FunctionInfo
 from torchsync_lint.inference.interface import extract as extract_interface
+from torchsync_lint.inference.values import Value
 from torchsync_lint.noqa import Suppressions
 from torchsync_lint.positions import positions
 from torchsync_lint.registry import select_rules
@@ -62,6 +62,9 @@ class FileReport:
     interface: Optional[dict] = None
     refs: Set[tuple] = field(default_factory=set)
     open_params: Set[str] = field(default_factory=set)
+    # checked with a growing project (import order, ``project_pass.first_pass``): what each
+    # reference resolved to then
+    ref_values: Dict[tuple, Value] = field(default_factory=dict)
 
 
 def module_name_for(path: str) -> Tuple[str, bool]:
@@ -249,17 +252,19 @@ class Options:
 
 
 def check_source(source: str, path: str, options: Options, module_name: Optional[str] = None,
-                 project=None, want_interface: bool = False) -> FileReport:
+                 project=None, want_interface: bool = False, ordered: bool = False) -> FileReport:
     """Parse and check one file's text. Never raises for bad input: errors come back in the report.
 
     Without ``project`` the file is checked on its own and its interface is extracted (what it
     cannot see stays a reference, listed in ``report.refs``); with one (``inference.project``),
     references to other files are resolved while the rules run (and, with ``want_interface``,
-    the interface is extracted again with what the project told).
+    the interface is extracted again with what the project told). ``ordered``: the project
+    holds only the files checked before this one (import order): the rules use it and record
+    what each reference resolved to; the interface is extracted as without a project.
     """
     report = FileReport(path)
     if not any(word in source for word in PREFILTER):
-        if project is None and ("import" in source or "def " in source):
+        if (project is None or ordered) and ("import" in source or "def " in source):
             # no rule can fire here, but other files may import its names, helpers and re-exports
             interface_only(source, path, module_name, report)
         return report
@@ -282,6 +287,8 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
     report.summary = summarise(index)
     rules_classes = select_rules(options.select, options.ignore)
     evaluator = Evaluator(index, frozenset(options.hot_functions), project=project)
+    if ordered and project is not None:
+        evaluator.recorded = {}
     ctx = FileContext(index, evaluator, frozenset(options.cold_functions))
     rules = [r(ctx) for r in rules_classes]
     report.hot_only = {r.code: r.hot_only for r in rules_classes}
@@ -289,6 +296,12 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
     if project is None:
         report.refs = set(evaluator.refs)
         report.open_params = set(evaluator.open_params)
+    elif evaluator.recorded is not None:
+        report.refs = set(evaluator.recorded)
+        report.ref_values = dict(evaluator.recorded)
+        own = Evaluator(index, frozenset(options.hot_functions))  # the interface keeps its references symbolic
+        report.interface = extract_interface(index, own, report.summary)
+        report.open_params = set(evaluator.open_params) | own.open_params
     if project is None or want_interface:
         report.interface = extract_interface(index, evaluator, report.summary)
     if not ctx.findings:
@@ -330,7 +343,7 @@ def interface_only(source: str, path: str, module_name: Optional[str], report: F
 
 
 def check_file(path: str, options: Options, cache_dir: Optional[str] = None, project=None,
-               want_interface: bool = False, project_digest: str = "") -> FileReport:
+               want_interface: bool = False, project_digest: str = "", ordered: bool = False) -> FileReport:
     """Check one file; with ``cache_dir``, reuse the report of a run on the same bytes, path,
     package, options and linter code (see ``cache``); checked with a project, also the same
     interfaces of every file (``project_digest``)."""
@@ -340,9 +353,9 @@ def check_file(path: str, options: Options, cache_dir: Optional[str] = None, pro
     except OSError as exc:
         return FileReport(path, error=FileError(path, f"cannot read: {exc.strerror or exc}"))
     if cache_dir is None:
-        return _check_data(data, path, options, project, want_interface)
+        return _check_data(data, path, options, project, want_interface, ordered)
     store = ReportCache(cache_dir)
-    k = cache_key(data, path, module_name_for(path)[0], (options, project_digest, want_interface))
+    k = cache_key(data, path, module_name_for(path)[0], (options, project_digest, want_interface, ordered))
     hit = store.get(k)
     if hit is not None:
         try:
@@ -352,7 +365,7 @@ def check_file(path: str, options: Options, cache_dir: Optional[str] = None, pro
             return report
         except Exception:  # a corrupt entry: check the file again and overwrite it
             pass
-    report = _check_data(data, path, options, project, want_interface)
+    report = _check_data(data, path, options, project, want_interface, ordered)
     if report.error is None or report.error.message.startswith("syntax error"):
         store.put(k, report_data.to_json(report))  # never keep an internal error: the next run may be fixed
     return report
@@ -388,7 +401,8 @@ def deep_stack(fn, *args):
     return out["value"]
 
 
-def _check_data(data: bytes, path: str, options: Options, project=None, want_interface: bool = False) -> FileReport:
+def _check_data(data: bytes, path: str, options: Options, project=None, want_interface: bool = False,
+                ordered: bool = False) -> FileReport:
     try:
         source = decode(data, path)
     except ValueError as exc:
@@ -397,11 +411,12 @@ def _check_data(data: bytes, path: str, options: Options, project=None, want_int
         return FileReport(path, note="empty file, nothing to check")
     try:
         try:
-            report = check_source(source, path, options, project=project, want_interface=want_interface)
+            report = check_source(source, path, options, project=project, want_interface=want_interface,
+                                  ordered=ordered)
         except RecursionError:
             # valid code can nest deeper than the default stack allows (a chain of 400 functions
             # each returning the next): once more on a thread with a deep stack
-            report = deep_stack(check_source, source, path, options, None, project, want_interface)
+            report = deep_stack(check_source, source, path, options, None, project, want_interface, ordered)
         if report.summary is None and report.error is None:
             # the prefilter skipped it unparsed: still report a broken file (cheap C parser)
             report.error = python_syntax_error(source, path)
@@ -488,14 +503,9 @@ def lint_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None,
         files.append(path)
     files = list(dict.fromkeys(files))
     jobs = jobs or os.cpu_count() or 1
-    if jobs > 1 and len(files) >= 16:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            reports = list(pool.map(check_file, files, [options] * len(files), [cache_dir] * len(files),
-                                    chunksize=8))
-    else:
-        reports = [check_file(f, options, cache_dir) for f in files]
-    from torchsync_lint.project_pass import project_pass, store_interfaces  # it imports this module
+    from torchsync_lint.project_pass import first_pass, project_pass, store_interfaces  # they import this module
 
+    reports = first_pass(files, options, jobs, cache_dir)
     reports = project_pass(reports, options, jobs, cache_dir)
     if cache_dir is not None:
         store_interfaces(reports, cache_dir)

@@ -2,8 +2,9 @@
 on other files (``inference.project``), and keep interfaces in the cache for the flake8 plugin
 (``inference.ondemand``).
 
-Cold run: every file is checked on its own first (``engine.check_file``: findings, interface,
-the references its rules met). Then the files whose functions take parameters only other files
+Cold run: every file is checked once, in import order (``first_pass``): with the interfaces of
+the files it imports at hand when they are not part of an import cycle with it (findings,
+interface, the references its rules met and what they resolved to). Then the files whose functions take parameters only other files
 pass get their interfaces again with those values, and every file that met a reference the
 project can answer is checked again with the project. Results of both passes are cached by the
 file's bytes and a digest of all interfaces, so an unchanged tree is answered from the cache.
@@ -17,6 +18,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from typing import Dict, List, Optional, Tuple
 
+from torchsync_lint import import_order
 from torchsync_lint.cache import ReportCache
 from torchsync_lint.cache import key as cache_key
 from torchsync_lint.engine import FileReport, Options, check_file, decode, interface_only, module_name_for
@@ -92,9 +94,9 @@ def store_interfaces(reports: List[FileReport], cache_dir: str) -> None:
 _WORKER_PROJECT: Optional[Tuple[Project, str]] = None
 
 
-def _init_worker(interfaces: Dict[str, dict]) -> None:
+def _init_worker(interfaces: Dict[str, dict], digest: Optional[str] = None) -> None:
     global _WORKER_PROJECT
-    _WORKER_PROJECT = (Project(interfaces), project_digest(interfaces))
+    _WORKER_PROJECT = (Project(interfaces), digest if digest is not None else project_digest(interfaces))
 
 
 def project_digest(interfaces: Dict[str, dict]) -> str:
@@ -105,9 +107,63 @@ def project_digest(interfaces: Dict[str, dict]) -> str:
     return h.hexdigest()
 
 
-def _recheck(path: str, options: Options, want_interface: bool = False, cache_dir: Optional[str] = None) -> FileReport:
+def _recheck(path: str, options: Options, want_interface: bool = False, cache_dir: Optional[str] = None,
+             ordered: bool = False) -> FileReport:
     project, digest = _WORKER_PROJECT
-    return check_file(path, options, cache_dir, project, want_interface, digest)
+    return check_file(path, options, cache_dir, project, want_interface, digest, ordered)
+
+
+def _ordered_check(path: str, options: Options, cache_dir: Optional[str]) -> FileReport:
+    return _recheck(path, options, False, cache_dir, True)
+
+
+def first_pass(files: List[str], options: Options, jobs: int, cache_dir: Optional[str] = None) -> List[FileReport]:
+    """Check every file once, in import order (``import_order``): a file is checked with the
+    interfaces of the files of earlier waves at hand, so most references to other files resolve
+    now; what each resolved to is recorded for ``project_pass``. The first wave (and a run of
+    unrelated files) is checked without a project."""
+    modules, sources, packages = [], [], []
+    for path in files:
+        module, is_package = module_name_for(path)
+        try:
+            with open(path, "rb") as fh:
+                text = fh.read().decode("utf-8", "replace")
+        except OSError:
+            text = ""  # check_file reports it
+        modules.append(module)
+        sources.append(text)
+        packages.append(is_package)
+    reports: List[Optional[FileReport]] = [None] * len(files)
+    interfaces: Dict[str, dict] = {}
+    digest = ""
+    for wave in import_order.order(modules, sources, packages):
+        paths = [files[i] for i in wave]
+        got = _map_wave(paths, options, jobs, cache_dir, interfaces, digest)
+        added: Dict[str, dict] = {}
+        for i, r in zip(wave, got):
+            reports[i] = r
+            if r.interface is not None and r.interface["module"] not in interfaces:
+                added.setdefault(r.interface["module"], r.interface)
+        interfaces.update(added)
+        if added:  # results of later waves are cached under everything they could have read
+            digest = hashlib.sha256((digest + project_digest(added)).encode()).hexdigest()
+    return [r for r in reports if r is not None]
+
+
+def _map_wave(paths: List[str], options: Options, jobs: int, cache_dir: Optional[str],
+              interfaces: Dict[str, dict], digest: str) -> List[FileReport]:
+    n = len(paths)
+    if not interfaces:
+        if jobs > 1 and n >= 16:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                return list(pool.map(check_file, paths, [options] * n, [cache_dir] * n, chunksize=8))
+        return [check_file(p, options, cache_dir) for p in paths]
+    if jobs > 1 and n >= 16:
+        # a pool per wave: workers start with the interfaces so far (forked, not copied, on Linux)
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(interfaces, digest)) as pool:
+            return list(pool.map(_ordered_check, paths, [options] * n, [cache_dir] * n, chunksize=4))
+    _init_worker(interfaces, digest)
+    return [_ordered_check(p, options, cache_dir) for p in paths]
 
 
 def _run_again(reports: List[FileReport], todo: List[int], interfaces: Dict[str, dict], options: Options,
@@ -126,7 +182,7 @@ def _run_again(reports: List[FileReport], todo: List[int], interfaces: Dict[str,
         if r.error is None:
             if not want_interface:
                 r.interface = reports[i].interface
-            r.refs, r.open_params = reports[i].refs, reports[i].open_params
+            r.refs, r.open_params, r.ref_values = reports[i].refs, reports[i].open_params, reports[i].ref_values
             out[i] = r
     return out
 
@@ -145,23 +201,42 @@ def project_pass(reports: List[FileReport], options: Options, jobs: int,
             interfaces.setdefault(r.interface["module"], r.interface)
     project = Project(interfaces)
     usable = [i for i, r in enumerate(reports) if r.error is None and r.summary is not None]
-    callee = [i for i in usable if any(project.has_callers(k) for k in reports[i].open_params)]
+    feeds = lambda key: project.passes_informative(key, lambda v: _informative(v, project))  # noqa: E731
+    callee = [i for i in usable if any(feeds(k) for k in reports[i].open_params)]
     if callee:
         reports = _run_again(reports, callee, interfaces, options, jobs, True, cache_dir)
         for i in callee:
             if reports[i].interface is not None:
                 interfaces[reports[i].interface["module"]] = reports[i].interface
         project = Project(interfaces)
-    todo = [i for i in usable if any(_informative(project.resolve(ref)) for ref in reports[i].refs)]
+    todo = [i for i in usable if _answers_changed(reports[i], project)]
     if not todo:
         return reports
     return _run_again(reports, todo, interfaces, options, jobs, False, cache_dir)
 
 
-def _informative(v: Value) -> bool:
+def _answers_changed(report: FileReport, project: Project) -> bool:
+    """The whole project answers some reference the file's rules met differently, and usefully:
+    a reference met without a project and now informative, or one the growing project answered
+    (``first_pass``) that the whole one answers otherwise."""
+    for ref in report.refs:
+        new = project.resolve(ref)
+        old = report.ref_values.get(ref)
+        if old is None:
+            if _informative(new, project):
+                return True
+        elif new != old and (_informative(new, project) or _informative(old, project)):
+            return True
+    return False
+
+
+def _informative(v: Value, project: Optional[Project] = None) -> bool:
     """A resolved value that can change what a rule decides: tensors (and what holds them),
-    modules and objects (their methods), shapes, arrays, devices. A Python number, string or None
-    where inference said "unknown" changes no finding (no rule reports on those)."""
+    modules, objects whose class holds such values, shapes, arrays, devices. A Python number,
+    string or None where inference said "unknown" changes no finding (no rule reports on those),
+    nor does a logger or a config object (checking those files again cost most of the project pass)."""
+    if v.kind == OBJECT and project is not None:
+        return project.object_informative(v.cls, lambda x: _informative(x, project))
     if v.kind in (TENSOR, TENSOR_SEQ, MODULE, OBJECT, SIZE, NDARRAY, DEVICE):
         return True
     if v.kind in (LIST, TUPLE, DICT):

@@ -13,7 +13,7 @@ from torchsync_lint.finding import FileError, Finding
 from torchsync_lint.inference.interface import summary_from_data, summary_to_data
 from torchsync_lint.inference.values import Value, from_data, to_data
 
-FORMAT = 1
+FORMAT = 2
 _FINDING_FIELDS = ("path", "line", "col", "end_line", "end_col", "code", "name", "message", "function",
                    "temperature", "frequency")
 
@@ -57,6 +57,7 @@ def to_json(report) -> Dict[str, Any]:
         "interface": report.interface,
         "refs": [_ref_to_data(r) for r in sorted(report.refs, key=repr)],
         "open_params": sorted(report.open_params),
+        "ref_values": [[_ref_to_data(r), to_data(v)] for r, v in sorted(report.ref_values.items(), key=repr)],
     }
 
 
@@ -81,4 +82,5 @@ def from_json(d: Dict[str, Any], report_class):
         interface=d["interface"],
         refs={_ref_from_data(r) for r in d["refs"]},
         open_params=set(d["open_params"]),
+        ref_values={_ref_from_data(r): from_data(v) for r, v in d["ref_values"]},
     )

@@ -13,7 +13,7 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
-from torchsync_lint.inference.values import TENSOR, UNKNOWN, Value, join, tensor
+from torchsync_lint.inference.values import BATCH, TENSOR, UNKNOWN, Value, join, tensor
 
 _TENSOR_TYPES = frozenset(("torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"))
 
@@ -120,4 +120,6 @@ def isinstance_tensor(test: cst.BaseExpression, qualify, current) -> List[tuple]
     v = current(name)
     if v is not None and v.kind == TENSOR:
         return [(name, v.with_(assumed=False))]
+    if v is not None and v.kind == BATCH:
+        return [(name, v)]  # a host tensor from a DataLoader stays one
     return [(name, tensor())] if len(names) == 1 or v is None or v.kind == UNKNOWN else []

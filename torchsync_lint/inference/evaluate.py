@@ -17,6 +17,7 @@ from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference.index import STEP_HOOKS, ClassInfo, FileIndex, FunctionInfo
 from torchsync_lint.inference.names import dotted
 from torchsync_lint.inference.values import (
+    BATCH,
     CPU,
     CUDA,
     DEVICE,
@@ -89,6 +90,10 @@ class Evaluator(TorchCalls):
         # other files' interfaces (``inference.project.Project``); None: references stay symbolic
         self.project = project
         self.refs: Set[tuple] = set()  # references met while no project was there to resolve them
+        # with a project that is still growing (files checked in import order): what each
+        # reference resolved to, so the project pass can tell whether the final project answers
+        # differently (``project_pass``); None: not recorded
+        self.recorded: Optional[Dict[tuple, Value]] = None
         self.open_params: Set[str] = set()  # functions whose parameters only other files could tell
         self.device_blocks: List[Optional[str]] = []  # `with torch.device(d):` blocks around the walk
         self._sets_default: Optional[bool] = None
@@ -116,9 +121,14 @@ class Evaluator(TorchCalls):
         sits inside ``with torch.device(...)`` (then: that device)."""
         if self.device_blocks:
             return self.device_blocks[-1]
-        if self.sets_default_device() or (self.project is not None and self.project.sets_default_device):
+        if self.sets_default_device():
             return None
-        if self.project is None:
+        if self.project is not None:
+            if self.recorded is not None:
+                self.recorded[("default_device",)] = self.project.resolve(("default_device",))
+            if self.project.sets_default_device:
+                return None
+        else:
             self.refs.add(("default_device",))  # another file may set it: the project will tell
         return CPU
 
@@ -135,12 +145,20 @@ class Evaluator(TorchCalls):
     def _ref(self, ref: tuple) -> Value:
         """What another file says: resolved through the project, else a symbolic unknown."""
         if self.project is not None:
-            return self.project.resolve(ref)
+            v = self.project.resolve(ref)
+            if self.recorded is not None:
+                self.recorded[ref] = v
+            return v
         self.refs.add(ref)
         return Value(UNKNOWN, ref=ref)
 
     def _instance(self, cls: ClassInfo) -> Value:
         """``Cls(...)`` of a class of this file (its bases may live elsewhere)."""
+        if self.project is not None and self.recorded is not None:
+            # a growing project does not hold this file yet: ask it about the foreign bases only
+            v = Value(MODULE if cls.is_module or self._module_by_bases(cls) else OBJECT, cls=cls.key)
+            self.recorded[("call", cls.key)] = v
+            return v
         if self.project is not None:
             return self.project.instance(cls.key)
         if cls.is_module:
@@ -149,6 +167,19 @@ class Evaluator(TorchCalls):
                for b in cls.bases):
             return Value(OBJECT, cls=cls.key)  # every base is known here: no nn.Module among them
         return self._ref(("call", cls.key))
+
+    def _module_by_bases(self, cls: ClassInfo, depth: int = 0) -> bool:
+        """Some base, here or (through the project) in another file, is an ``nn.Module``."""
+        for b in cls.bases:
+            local = self.index.classes.get(b.split(".")[-1])
+            if local is not None and local is not cls:
+                if local.is_module or (depth < 16 and self._module_by_bases(local, depth + 1)):
+                    return True
+            elif local is None and self.project is not None:
+                key = self.project.class_key(b)
+                if key is not None and self.project.is_module(key):
+                    return True
+        return False
 
     def _local_class(self, key: Optional[str]) -> Optional[ClassInfo]:
         if key is None:
@@ -262,6 +293,8 @@ class Evaluator(TorchCalls):
                     v = value.item
                 elif value.kind in (TENSOR, TENSOR_SEQ):
                     v = tensor(value.device, value.dtype).with_(assumed=value.assumed)  # TENSOR_SEQ keeps a common dtype (nonzero: int)
+                elif value.kind == BATCH:
+                    v = value  # `images, targets = batch`
                 else:
                     v = UNKNOWN_VALUE
                 self.bind(el.value, v, scope)
@@ -273,7 +306,17 @@ class Evaluator(TorchCalls):
                 return Value(TUPLE, elts=(INT, self.iter_element(it.args[0].value, scope)))
             if q == "builtins.zip" and it.args:
                 return Value(TUPLE, elts=tuple(self.iter_element(a.value, scope) for a in it.args))
+            if q in api.PASS_THROUGH_ITERABLES and it.args:
+                return self.iter_element(it.args[0].value, scope)  # tqdm(loader), iter(loader)
+            if isinstance(it.func, cst.Attribute) and it.func.attr.value in ("items", "values"):
+                base = self.infer(it.func.value, scope)
+                if base.kind == BATCH:  # a dict batch: its values are batches too
+                    return base if it.func.attr.value == "values" else Value(TUPLE, elts=(UNKNOWN_VALUE, base))
         v = self.infer(it, scope)
+        if v.kind == OBJECT and v.cls == "torch.utils.data.DataLoader":
+            return Value(BATCH, pinned=v.pinned, assumed=v.assumed)
+        if v.kind == BATCH:
+            return v
         if v.kind == RANGE:
             return INT
         if v.kind == SIZE:
@@ -340,8 +383,8 @@ class Evaluator(TorchCalls):
                         # what other files pass (functions and constructors they import)
                         if self.project is not None:
                             v = self.project.param(func.key, name, pos if param in positional else None)
-                        else:
-                            self.open_params.add(func.key)
+                        if self.project is None or self.recorded is not None:
+                            self.open_params.add(func.key)  # callers may come later: the project pass asks
                 if v.kind == UNKNOWN and v.ref is None and self.assume_params is not None:
                     v = tensor(CPU if self.assume_params == "cpu" else None)
                 out[name] = v
@@ -440,13 +483,35 @@ class Evaluator(TorchCalls):
                 values.append(passed)
                 continue
             scope = self.summary_scope(site.caller) if site.caller is not None else self.module_scope()
-            values.append(self.infer(arg.value, scope))
+            v = self.infer(arg.value, scope)
+            if v.kind == UNKNOWN and v.ref is None and isinstance(arg.value, cst.Name) and site.caller is not None:
+                before = self._scope_before(site.caller, site.call)
+                if before is not None:  # `batch = to_device(batch, device)`: what `batch` held before
+                    v = self.infer(arg.value, before)
+            values.append(v)
         if not values:
             return None
+        if any(v.kind == BATCH for v in values):
+            # a recursive batch helper passes itself parts of what it got: those are unknown
+            # while the parameter is being computed, and do not erase the batch
+            values = [v for v in values if not (v.kind == UNKNOWN and v.ref is None)]
         out = values[0]
         for v in values[1:]:
             out = join(out, v)
         return out
+
+    def _scope_before(self, func: FunctionInfo, call: cst.Call) -> Optional[Scope]:
+        """The function's names just before the assignment whose value is ``call`` (replayed in
+        order), when there is one: the summary scope has the names after every assignment."""
+        if not any(b[0] == "assign" and b[2] is call for b in func.bindings):
+            return None
+        parent = self.summary_scope(func.parent) if func.parent is not None else self.module_scope()
+        scope = Scope(func, parent, dict(self.params(func)))
+        for b in func.bindings:
+            if b[0] == "assign" and b[2] is call:
+                return scope
+            self.replay(b, scope)
+        return None
 
     def _passed_parameter(self, caller: Optional[FunctionInfo], arg: cst.BaseExpression) -> Optional[Value]:
         """``helper(x)`` where ``x`` is a parameter of the caller that it never rebinds: the
@@ -582,6 +647,9 @@ class Evaluator(TorchCalls):
             return Value(NONE)
         name = self.aliases.qualify(ann) or dotted(ann) or ""
         last = name.split(".")[-1]
+        if name in api.DATA_LOADERS:
+            # pin_memory not known here (`assumed`: the batches it yields may be pinned)
+            return Value(OBJECT, cls="torch.utils.data.DataLoader", assumed=True)
         if name.startswith("torch.") or last == "Tensor" or name in ("Tensor",):
             if last in TYPED_TENSORS:
                 return tensor(dtype=TYPED_TENSORS[last] if last != "Tensor" else None)
@@ -707,6 +775,8 @@ class Evaluator(TorchCalls):
         base = self.infer(e.value, scope)
         if base.kind == SELF:
             return self.self_attr(scope.cls, attr)
+        if base.kind == BATCH:
+            return base  # batch.images (a dataclass or named tuple of host tensors)
         if attr in SHAPE_ATTRS and base.kind not in (NDARRAY,):
             return Value(SIZE)  # `.shape`, a distribution's `batch_shape`: Python ints, whatever holds them
         if base.kind == TENSOR:
@@ -724,6 +794,8 @@ class Evaluator(TorchCalls):
 
     def _subscript(self, e: cst.Subscript, scope: Scope) -> Value:
         base = self.infer(e.value, scope)
+        if base.kind == BATCH:
+            return base  # batch["image"], batch[0]
         if base.kind == TENSOR:
             if any(isinstance(el.slice, cst.Index) and isinstance(el.slice.value, cst.SimpleString) for el in e.slice):
                 return UNKNOWN_VALUE  # `obj["key"]`: no tensor takes a str index, so `obj` was mis-typed
@@ -893,6 +965,8 @@ class Evaluator(TorchCalls):
                 return INT
             if recv.kind == DICT:
                 return self._dict_method(recv, name)
+            if recv.kind == BATCH:
+                return self._batch_method(recv, name, call, scope)
             if recv.kind == UNKNOWN and name in facts.tensor_only_methods():
                 return self.tensor_method(name, tensor(), call, scope)  # only a tensor has this method
             return UNKNOWN_VALUE
@@ -910,6 +984,20 @@ class Evaluator(TorchCalls):
             cls = self.index.classes.get(func.value)
             if cls is not None:
                 return self._instance(cls)
+        return UNKNOWN_VALUE
+
+    def _batch_method(self, recv: Value, name: str, call: cst.Call, scope: Scope) -> Value:
+        """Methods of a batch from a DataLoader: moves to the device give device tensors; a dict
+        batch's values stay batches."""
+        if name in ("to", "cuda"):
+            moved = self.tensor_method(name, tensor(CPU), call, scope)
+            return moved if moved.device != CPU else recv
+        if name in ("get", "pop", "__getitem__", "values", "float", "long", "half", "contiguous"):
+            return recv
+        if name == "items":
+            return Value(LIST, item=Value(TUPLE, elts=(UNKNOWN_VALUE, recv)))
+        if name == "pin_memory":
+            return recv.with_(pinned=True)
         return UNKNOWN_VALUE
 
     @staticmethod

@@ -47,6 +47,7 @@ class Project:
         self._is_module: Dict[str, bool] = {}
         self._calls: Optional[Dict[str, List[Tuple[list, dict]]]] = None
         self._params: Dict[tuple, Value] = {}
+        self._object_informative: Dict[str, bool] = {}
         # some file moves the default device off the CPU: factories without device= go anywhere
         self.sets_default_device = any((i or {}).get("sets_default_device") for i in interfaces.values())
 
@@ -152,6 +153,33 @@ class Project:
             if m is not None:
                 return m
         return None
+
+    def object_informative(self, cls_key: Optional[str], informative: Callable[[Value], bool]) -> bool:
+        """Whether knowing a value is an instance of this (non-module) class can change what a
+        rule decides: some method (either summary) or attribute of it, here or in a base, holds an
+        informative value. A logger or a config object is not."""
+        if cls_key is None:
+            return False
+        got = self._object_informative.get(cls_key)
+        if got is not None:
+            return got
+        self._object_informative[cls_key] = False  # cycles through attributes holding the class
+        out = False
+        for k in self.mro(cls_key):
+            c = self._classes[k][1]
+            for m in c.get("methods", {}).values():
+                entry = self._functions.get(m)
+                data = entry[1] if entry is not None else {}
+                if any(informative(self.deep(from_data(data[r]))) for r in ("returns", "returns_t", "returns_cpu")
+                       if r in data):
+                    out = True
+                    break
+            if not out:
+                out = any(informative(self.deep(from_data(a))) for a in c.get("attrs", {}).values())
+            if out:
+                break
+        self._object_informative[cls_key] = out
+        return out
 
     def instance(self, cls_key: str) -> Value:
         return Value(MODULE if self.is_module(cls_key) else OBJECT, cls=cls_key)
@@ -259,6 +287,17 @@ class Project:
 
     def has_callers(self, key: str) -> bool:
         return key in self._call_index()
+
+    def passes_informative(self, key: str, informative: Callable[[Value], bool]) -> bool:
+        """Some call site in another file passes the function an argument that can change what
+        its rules decide (a tensor, a module...); calls with numbers and strings only cannot."""
+        for args, kwargs in self._call_index().get(key, ()):
+            if args is None:
+                return True  # *args: anything
+            for data in list(args) + list(kwargs.values()):
+                if data is not None and informative(self.deep(from_data(data))):
+                    return True
+        return False
 
     def param(self, func_key: str, name: str, pos: Optional[int]) -> Value:
         """The join of what other files pass for a parameter; UNKNOWN when none passes it."""

@@ -160,3 +160,8 @@ ATTR_TENSOR = frozenset("T mT H mH real imag data grad".split())
 HOST_FLOAT_CONSTANTS = frozenset(
     "math.inf math.nan math.pi math.e math.tau numpy.inf numpy.nan numpy.pi numpy.e".split()
 )
+# Data loaders: iterating one yields batches of host tensors (pinned with `pin_memory=True`).
+DATA_LOADERS = frozenset(("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"))
+# Iterables that yield their first argument's items (progress bars, builtins).
+PASS_THROUGH_ITERABLES = frozenset(("tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm",
+                                    "builtins.iter", "builtins.reversed"))

@@ -27,6 +27,7 @@ from torchsync_lint.inference.values import (
     NDARRAY,
     NONE,
     NUMBER,
+    OBJECT,
     RANGE,
     SIZE,
     STR,
@@ -132,6 +133,10 @@ class TorchCalls:
             return Value(STREAM)
         if q in api.EVENT_FACTORIES:
             return Value(EVENT)
+        if q in api.DATA_LOADERS:
+            pin = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "pin_memory"), None)
+            return Value(OBJECT, cls="torch.utils.data.DataLoader",
+                         pinned=isinstance(pin, cst.Name) and pin.value == "True")
         if q in api.GRAD_SCALER_FACTORIES:
             dev = arg_value = None
             for i, a in enumerate(call.args):
@@ -230,6 +235,11 @@ class TorchCalls:
             return UNKNOWN_VALUE
         if name == "print":
             return Value(NONE)
+        if name == "iter" and call.args:
+            return Value(LIST, item=self.iter_element(call.args[0].value, scope))  # what next() gives
+        if name == "next" and call.args:
+            v = self.infer(call.args[0].value, scope)
+            return v.item if v.kind == LIST and v.item is not None else self.iter_element(call.args[0].value, scope)
         return UNKNOWN_VALUE
 
     def tensor_method(self, name: str, recv: Value, call: cst.Call, scope: Scope) -> Value:

@@ -25,6 +25,9 @@ EVENT = "event"  # a CUDA/accelerator event (torch.cuda.Event, stream.record_eve
 GRAD_SCALER = "grad_scaler"  # torch.amp / torch.cuda.amp GradScaler (its step() checks for inf/NaN on the host)
 DICT = "dict"  # a dict (from annotations: ``dict[str, Tensor]``); ``item`` is the value of its values
 OBJECT = "object"  # an instance of a project class that is not an nn.Module (``cls`` names it)
+# what a DataLoader yields: host tensors, or dicts/tuples/objects of them (``pinned``: the loader
+# was made with ``pin_memory=True``); subscripts, attributes and unpacking stay batches
+BATCH = "batch"
 UNKNOWN = "unknown"
 
 # devices
@@ -53,6 +56,8 @@ class Value:
     cls: Optional[str] = None
     # tensors: known to have no dimensions (a full reduction: ``scores.argmax()``, ``x.sum()``)
     zero_dim: bool = False
+    # BATCH values, and DataLoader objects: in pinned memory (``DataLoader(..., pin_memory=True)``)
+    pinned: bool = False
 
     @property
     def is_tensor(self) -> bool:
@@ -69,7 +74,8 @@ class Value:
 
     def with_(self, **kw) -> "Value":
         d = dict(kind=self.kind, device=self.device, dtype=self.dtype, elts=self.elts, host_data=self.host_data,
-                 item=self.item, assumed=self.assumed, ref=self.ref, cls=self.cls, zero_dim=self.zero_dim)
+                 item=self.item, assumed=self.assumed, ref=self.ref, cls=self.cls, zero_dim=self.zero_dim,
+                 pinned=self.pinned)
         d.update(kw)
         return Value(**d)
 
@@ -105,8 +111,9 @@ def join(a: Value, b: Value) -> Value:
             dtype=a.dtype if a.dtype == b.dtype else (a.dtype or b.dtype if None in (a.dtype, b.dtype) else None),
             host_data=a.host_data and b.host_data,
         ).with_(assumed=a.assumed or b.assumed, zero_dim=a.zero_dim and b.zero_dim)
-    if a.kind in (MODULE, OBJECT):
-        return Value(a.kind, cls=a.cls if a.cls == b.cls else None)
+    if a.kind in (MODULE, OBJECT, BATCH):
+        return Value(a.kind, cls=a.cls if a.cls == b.cls else None, pinned=a.pinned and b.pinned,
+                     assumed=a.assumed or b.assumed)
     if a.elts and len(a.elts) == len(b.elts):  # (t, True) or (t2, False): member by member
         return Value(a.kind, elts=tuple(join(x, y) for x, y in zip(a.elts, b.elts)))
     if a.item is not None and b.item is not None and not a.elts and not b.elts:
@@ -136,6 +143,8 @@ def to_data(v: Value) -> dict:
         out["c"] = v.cls
     if v.zero_dim:
         out["z"] = 1
+    if v.pinned:
+        out["p"] = 1
     return out
 
 
@@ -151,4 +160,5 @@ def from_data(d: dict) -> Value:
         ref=tuple(from_data(x) if isinstance(x, dict) else x for x in d["r"]) if "r" in d else None,
         cls=d.get("c"),
         zero_dim=bool(d.get("z")),
+        pinned=bool(d.get("p")),
     )
