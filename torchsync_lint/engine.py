@@ -356,19 +356,38 @@ def check_file(path: str, options: Options, cache_dir: Optional[str] = None, pro
         return _check_data(data, path, options, project, want_interface, ordered)
     store = ReportCache(cache_dir)
     k = cache_key(data, path, module_name_for(path)[0], (options, project_digest, want_interface, ordered))
-    hit = store.get(k)
-    if hit is not None:
-        try:
-            report = report_data.from_json(hit, FileReport)
-            if report.findings:
-                report.noqa = Suppressions(decode(data, path))
-            return report
-        except Exception:  # a corrupt entry: check the file again and overwrite it
-            pass
+    report = _from_cache(store, k, data, path)
+    if report is not None:
+        return report
     report = _check_data(data, path, options, project, want_interface, ordered)
     if report.error is None or report.error.message.startswith("syntax error"):
         store.put(k, report_data.to_json(report))  # never keep an internal error: the next run may be fixed
     return report
+
+
+def cached_report(path: str, options: Options, cache_dir: str, project_digest: str = "", want_interface: bool = False,
+                  ordered: bool = False) -> Optional[FileReport]:
+    """The report ``check_file`` would return from the cache, or None when it would check the file."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    k = cache_key(data, path, module_name_for(path)[0], (options, project_digest, want_interface, ordered))
+    return _from_cache(ReportCache(cache_dir), k, data, path)
+
+
+def _from_cache(store: ReportCache, k: str, data: bytes, path: str) -> Optional[FileReport]:
+    hit = store.get(k)
+    if hit is None:
+        return None
+    try:
+        report = report_data.from_json(hit, FileReport)
+        if report.findings:
+            report.noqa = Suppressions(decode(data, path))
+        return report
+    except Exception:  # a corrupt entry: check the file again and overwrite it
+        return None
 
 
 _DEEP_STACK_BYTES = 512 * 1024 * 1024  # address space; only the pages a deep walk touches are used

@@ -21,7 +21,8 @@ from typing import Dict, List, Optional, Tuple
 from torchsync_lint import import_order
 from torchsync_lint.cache import ReportCache
 from torchsync_lint.cache import key as cache_key
-from torchsync_lint.engine import FileReport, Options, check_file, decode, interface_only, module_name_for
+from torchsync_lint.engine import (FileReport, Options, cached_report, check_file, decode, interface_only,
+                                   module_name_for)
 from torchsync_lint.inference.project import Project
 from torchsync_lint.inference.values import (
     DEVICE,
@@ -152,6 +153,15 @@ def first_pass(files: List[str], options: Options, jobs: int, cache_dir: Optiona
 
 def _map_wave(paths: List[str], options: Options, jobs: int, cache_dir: Optional[str],
               interfaces: Dict[str, dict], digest: str) -> List[FileReport]:
+    if cache_dir is not None and jobs > 1:
+        # cache hits here: no worker pool to start for a wave the cache answers
+        ordered = bool(interfaces)
+        hits = [cached_report(p, options, cache_dir, digest if ordered else "", False, ordered) for p in paths]
+        misses = [p for p, h in zip(paths, hits) if h is None]
+        if len(misses) < len(paths):
+            done = iter(_map_wave(misses, options, jobs, None if not misses else cache_dir, interfaces, digest)
+                        if misses else ())
+            return [h if h is not None else next(done) for h in hits]
     n = len(paths)
     if not interfaces:
         if jobs > 1 and n >= 16:

@@ -219,7 +219,7 @@ class Evaluator(TorchCalls):
                     return self.returns(m)
             if not self._foreign_bases(local):
                 return tensor() if recv.kind == MODULE and name in ("forward", "__call__") else UNKNOWN_VALUE
-        if recv.cls is None:
+        if recv.cls is None or recv.cls.startswith("torch."):  # a torch.nn layer: its output is a tensor
             return tensor() if recv.kind == MODULE and name in ("forward", "__call__") else UNKNOWN_VALUE
         return self._ref(("method", recv.cls, name) + self._call_flag(call, scope))
 
@@ -933,7 +933,8 @@ class Evaluator(TorchCalls):
                 if m is not None:
                     return self.returns(m)
                 attr = self.self_attr(scope.cls, name)
-                if attr.kind == MODULE and self._local_class(attr.cls) is None and attr.cls is not None:
+                if (attr.kind == MODULE and self._local_class(attr.cls) is None and attr.cls is not None
+                        and not attr.cls.startswith("torch.")):
                     return self._method_result(attr, "__call__", call, scope)  # a module class of another file
                 if attr.kind == MODULE:
                     return self._submodule_call(scope.cls, name)

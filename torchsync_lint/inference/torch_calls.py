@@ -166,7 +166,7 @@ class TorchCalls:
         if q.startswith(api.TORCH_NON_TENSOR_PREFIXES):
             return UNKNOWN_VALUE
         if last[:1].isupper():
-            return Value(MODULE) if q.startswith("torch.nn.") else UNKNOWN_VALUE
+            return Value(MODULE, cls=q) if q.startswith("torch.nn.") else UNKNOWN_VALUE
         if q.count(".") >= 2 and not q.startswith(TENSOR_OP_NAMESPACES) and torch_facts.lookup(q) is None:
             # a helper of some torch submodule that torch's own op data does not list
             # (torch._inductor.ir.is_node_sequence): no evidence of a tensor

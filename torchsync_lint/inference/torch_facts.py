@@ -120,6 +120,12 @@ def tensor_only_methods() -> frozenset[str]:
 
 
 @functools.cache
+def stateless_modules() -> frozenset[str]:
+    """torch.nn module classes without parameters or buffers (`torch.nn.ReLU`)."""
+    return frozenset(data()["stateless_modules"])
+
+
+@functools.cache
 def float_constants() -> frozenset[str]:
     """`torch.inf`, `torch.pi`...: Python floats."""
     return frozenset(data()["float_constants"])

@@ -5,6 +5,7 @@ from typing import Optional
 import libcst as cst
 
 from torchsync_lint.inference import torch_api as api
+from torchsync_lint.inference import torch_facts
 from torchsync_lint.inference.values import CPU, DEVICE, LIST, MODULE, NDARRAY, STR, TENSOR, TUPLE, UNKNOWN
 from torchsync_lint.rule import Rule
 from torchsync_lint.rules import _fixes as fx
@@ -163,8 +164,9 @@ class HostTensorToDevice(Rule):
         if not (isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda")
                 and isinstance(func.value, cst.Call) and not self._non_blocking(call)):
             return False
-        if self.ctx.value(func.value).kind != MODULE:
-            return False
+        module = self.ctx.value(func.value)
+        if module.kind != MODULE or module.cls in torch_facts.stateless_modules():
+            return False  # `nn.ReLU().to(d)`: nothing to copy (measured: no sync)
         return func.attr.value == "cuda" or self._names_a_device(call)
 
     # -- fixes ---------------------------------------------------------------------------------

@@ -277,7 +277,42 @@ class Generator:
                 "generated_by": "python -m torchsync_lint.inference.data.generate_torch_api",
                 "return_types": self.files.return_types, "api": self.api,
                 "tensor_only_methods": self.tensor_only_methods(), "float_constants": self.float_constants(),
-                "excluded_with": self.excluded_with()}
+                "excluded_with": self.excluded_with(), "stateless_modules": self.stateless_modules()}
+
+    def stateless_modules(self) -> list[str]:
+        """torch.nn module classes that hold no parameter or buffer (`nn.ReLU`, `nn.Dropout`): read
+        from the sources of their `__init__`s along the class hierarchy. Moving a fresh one to the
+        GPU copies nothing (measured: `nn.ReLU().to(d)` does not sync; `nn.Linear(8, 8).to(d)` does)."""
+        nn = self.torch.nn
+        # what creates state, or holds modules that may have some (DataParallel, TransformerEncoder)
+        makes_state = ("Parameter(", "register_buffer(", "register_parameter(", "UninitializedParameter",
+                       "UninitializedBuffer", "factory_kwargs", "_get_clones(", "self.module =", "ModuleList(",
+                       "add_module(")
+        out = []
+        for name in _public(nn):
+            cls = getattr(nn, name, None)
+            if not (inspect.isclass(cls) and issubclass(cls, nn.Module)):
+                continue
+            stateless = True
+            for klass in cls.__mro__:
+                if klass is nn.Module or not klass.__module__.startswith("torch.nn"):
+                    continue
+                init = klass.__dict__.get("__init__")
+                if init is None:
+                    continue
+                try:
+                    text = inspect.getsource(init)
+                except (OSError, TypeError):
+                    stateless = False
+                    break
+                if any(m in text for m in makes_state) or "nn.Module" in text.split("super().__init__")[0]:
+                    stateless = False
+                    break
+            # containers hold whatever their children hold
+            if stateless and cls is not nn.Module and not issubclass(
+                    cls, (nn.Sequential, nn.ModuleList, nn.ModuleDict, nn.ParameterList, nn.ParameterDict, nn.Container)):
+                out.append(f"torch.nn.{name}")
+        return sorted(out)
 
     @staticmethod
     def excluded_with() -> dict[str, str]:
