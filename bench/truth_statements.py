@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 HEADER = """\
+import io
 import logging
 
 import numpy as np
@@ -393,6 +394,10 @@ STATEMENTS: List[Statement] = [
     _s("free-24", "none", "v = x.float().contiguous().chunk(2)", rule=None),
     # Suspected host-side checks
     _s("misc-01", "none", "v = torch.quantile(x, q)", rule=None, note="tensor q: no host check measured"),
+    # TSL408 save-cuda-state
+    _s("save-01", "TSL408", "torch.save(self.lin.state_dict(), io.BytesIO())", note="parameters on the GPU"),
+    _s("save-02", "TSL408", 'torch.save({"step": 1, "lr": 0.1}, io.BytesIO())', note="Python values only"),
+    _s("save-03", "TSL408", "torch.save(loss.detach(), io.BytesIO())", note="a 0-dim GPU tensor"),
 ]
 
 

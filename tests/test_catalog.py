@@ -88,6 +88,20 @@ def test_rule_claims_agree_with_the_measurements(code):
     assert not never, f"{code} flags calls measured not to sync in any variant: {never}"
 
 
+@pytest.mark.parametrize("code", sorted(c for c, m in claims.rule_modules().items() if claims.sync_free(m)))
+def test_named_alternatives_were_measured_sync_free(code):
+    """Every sync-free alternative a message names ran without a sync in the measured variant."""
+    module = claims.rule_modules()[code]
+    text = claims.messages(module)
+    for q, variant in claims.sync_free(module).items():
+        assert catalog.syncs(q, variant) is False, f"{code}: {q} [{variant}] is not measured sync-free"
+        assert q.rsplit(".", 1)[-1] in text, f"{code}: the message does not name {q}"
+
+
+def test_rules_name_measured_alternatives():
+    assert len([m for m in claims.rule_modules().values() if claims.sync_free(m)]) >= 10
+
+
 def test_claims_are_read_from_rule_data():
     modules = claims.rule_modules()
     assert "torchvision.ops.nms" in claims.claimed_calls(modules["TSL109"])

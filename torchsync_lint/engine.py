@@ -263,8 +263,9 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
     what each reference resolved to; the interface is extracted as without a project.
     """
     report = FileReport(path)
-    if not any(word in source for word in PREFILTER):
-        if (project is None or ordered) and ("import" in source or "def " in source):
+    if (project is None or ordered) and not any(word in source for word in PREFILTER):
+        # checked again with the project (callers pass it tensors), a file is never skipped
+        if "import" in source or "def " in source:
             # no rule can fire here, but other files may import its names, helpers and re-exports
             interface_only(source, path, module_name, report)
         return report
@@ -339,7 +340,9 @@ def interface_only(source: str, path: str, module_name: Optional[str], report: F
     index = FileIndex(module_name, is_package)
     walk.visit(module, index)
     report.summary = summarise(index)  # hot paths run through files that never name torch too
-    report.interface = extract_interface(index, Evaluator(index), report.summary)
+    evaluator = Evaluator(index)
+    report.interface = extract_interface(index, evaluator, report.summary)
+    report.open_params = set(evaluator.open_params)  # callers elsewhere may pass it tensors: checked then
 
 
 def check_file(path: str, options: Options, cache_dir: Optional[str] = None, project=None,

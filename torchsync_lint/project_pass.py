@@ -25,6 +25,7 @@ from torchsync_lint.engine import (FileReport, Options, cached_report, check_fil
                                    module_name_for)
 from torchsync_lint.inference.project import Project
 from torchsync_lint.inference.values import (
+    BATCH,
     DEVICE,
     DICT,
     LIST,
@@ -247,7 +248,7 @@ def _informative(v: Value, project: Optional[Project] = None) -> bool:
     nor does a logger or a config object (checking those files again cost most of the project pass)."""
     if v.kind == OBJECT and project is not None:
         return project.object_informative(v.cls, lambda x: _informative(x, project))
-    if v.kind in (TENSOR, TENSOR_SEQ, MODULE, OBJECT, SIZE, NDARRAY, DEVICE):
+    if v.kind in (TENSOR, TENSOR_SEQ, MODULE, OBJECT, SIZE, NDARRAY, DEVICE, BATCH):
         return True
     if v.kind in (LIST, TUPLE, DICT):
         return bool(v.elts) or v.item is not None

@@ -1,10 +1,11 @@
 """Which torch calls each rule claims to sync, read from the rule modules' own data.
 
 A rule names its calls in module-level sets or dicts of qualified names (``FUNCTIONS``,
-``NMS_CALLS``, ``CHECKED``...; for a dict, its keys: values are the sync-free alternatives) and of
+``NMS_CALLS``, ``CHECKED``...; for a dict, its keys) and of
 Tensor method names (``METHODS``, ``NO_EX_METHODS``: every name must be a ``torch.Tensor``
 attribute the catalog knows). A rule whose calls sync only with certain arguments says so in a
-module-level ``SYNC_CONDITION`` string. Imports the rule modules (LibCST), never torch.
+module-level ``SYNC_CONDITION`` string; the sync-free alternatives its message names, in
+``SYNC_FREE`` (catalog name -> the variant measured not to sync). Imports the rule modules (LibCST), never torch.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def claimed_calls(module) -> Set[str]:
     out: Set[str] = set()
     known = catalog.entries()
     for var, value in vars(module).items():
-        if not var.isupper() or var.startswith("_"):
+        if not var.isupper() or var.startswith("_") or var == "SYNC_FREE":
             continue
         names = list(_strings(value))
         out.update(catalog.canonical(n) for n in names if n.startswith(QUALIFIED_ROOTS))
@@ -52,6 +53,22 @@ def rule_modules() -> Dict[str, object]:
         if info.name.startswith("tsl"):
             out[info.name[:6].upper()] = importlib.import_module(f"torchsync_lint.rules.{info.name}")
     return out
+
+
+def sync_free(module) -> Dict[str, str]:
+    """The sync-free alternatives a rule's message names: catalog name -> measured variant."""
+    value = getattr(module, "SYNC_FREE", None)
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def messages(module) -> str:
+    """Every message the rule can print: the rule class's ``message`` and module-level ``*_MESSAGE``s."""
+    from torchsync_lint.rule import Rule
+
+    out = [v for k, v in vars(module).items() if k.endswith("MESSAGE") and isinstance(v, str)]
+    out += [v.message for v in vars(module).values()
+            if isinstance(v, type) and issubclass(v, Rule) and v is not Rule and v.__module__ == module.__name__]
+    return "\n".join(out)
 
 
 def condition(module) -> Optional[str]:

@@ -208,6 +208,8 @@ class Evaluator(TorchCalls):
         """``obj.name(...)`` for an instance of a known class."""
         if recv.kind == MODULE and name in MODULE_SELF_METHODS:
             return recv
+        if recv.kind == MODULE and name == "state_dict":
+            return Value(DICT, item=tensor())  # its parameters and buffers, where the module is
         local = self._local_class(recv.cls)
         if local is not None:
             m = self.method(local, name)
@@ -482,13 +484,7 @@ class Evaluator(TorchCalls):
             if passed is not None:
                 values.append(passed)
                 continue
-            scope = self.summary_scope(site.caller) if site.caller is not None else self.module_scope()
-            v = self.infer(arg.value, scope)
-            if v.kind == UNKNOWN and v.ref is None and isinstance(arg.value, cst.Name) and site.caller is not None:
-                before = self._scope_before(site.caller, site.call)
-                if before is not None:  # `batch = to_device(batch, device)`: what `batch` held before
-                    v = self.infer(arg.value, before)
-            values.append(v)
+            values.append(self.argument(site.caller, site.call, arg.value))
         if not values:
             return None
         if any(v.kind == BATCH for v in values):
@@ -500,10 +496,20 @@ class Evaluator(TorchCalls):
             out = join(out, v)
         return out
 
-    def _scope_before(self, func: FunctionInfo, call: cst.Call) -> Optional[Scope]:
-        """The function's names just before the assignment whose value is ``call`` (replayed in
-        order), when there is one: the summary scope has the names after every assignment."""
-        if not any(b[0] == "assign" and b[2] is call for b in func.bindings):
+    def argument(self, caller: Optional[FunctionInfo], call: cst.Call, expr: cst.BaseExpression) -> Value:
+        """What a call site passes: the value in the caller's summary scope, or, for a name the
+        call's own result rebinds (`batch = to_device(batch, device)`), what it held before."""
+        if isinstance(expr, cst.Name) and caller is not None:
+            before = self._scope_before(caller, call, expr.value)
+            if before is not None:
+                return self.infer(expr, before)
+        return self.infer(expr, self.summary_scope(caller) if caller is not None else self.module_scope())
+
+    def _scope_before(self, func: FunctionInfo, call: cst.Call, name: str) -> Optional[Scope]:
+        """The function's names just before the assignment of ``call``'s result to ``name``
+        (replayed in order), when there is one: the summary scope has the names after it."""
+        if not any(b[0] == "assign" and b[2] is call and any(isinstance(t, cst.Name) and t.value == name
+                                                            for t in b[1]) for b in func.bindings):
             return None
         parent = self.summary_scope(func.parent) if func.parent is not None else self.module_scope()
         scope = Scope(func, parent, dict(self.params(func)))
@@ -661,6 +667,8 @@ class Evaluator(TorchCalls):
                 return Value(DEVICE)
             if last == "dtype":
                 return Value(DTYPE)
+            if name in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+                return Value(MODULE, cls="torch.nn.Module")  # `model: nn.Module`: calling it gives a tensor
             return UNKNOWN_VALUE
         if name in ("builtins.int", "builtins.float"):
             return number(last)

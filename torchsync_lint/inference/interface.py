@@ -64,12 +64,12 @@ def extract(index: FileIndex, evaluator: Evaluator, summary: Optional[FileSummar
     for q, caller, call in index.ext_calls:
         if q.split(".")[0] in EXTERNAL_ROOTS or len(call.args) > _MAX_CALL_ARGS:
             continue
-        scope = evaluator.summary_scope(caller) if caller is not None else evaluator.module_scope()
         if any(a.star for a in call.args):
             calls.append([q, None, {}])
             continue
-        args = [to_data(evaluator.infer(a.value, scope)) for a in call.args if a.keyword is None]
-        kwargs = {a.keyword.value: to_data(evaluator.infer(a.value, scope)) for a in call.args if a.keyword is not None}
+        args = [to_data(evaluator.argument(caller, call, a.value)) for a in call.args if a.keyword is None]
+        kwargs = {a.keyword.value: to_data(evaluator.argument(caller, call, a.value))
+                  for a in call.args if a.keyword is not None}
         calls.append([q, args, kwargs])
     return {
         "format": FORMAT,

@@ -9,6 +9,12 @@ from torchsync_lint.rules._common import arg
 FUNCTIONS = frozenset(("torch.nonzero", "torch.argwhere"))
 METHODS = frozenset(("nonzero", "argwhere"))
 
+# The sync-free alternatives the message names: catalog entry -> the measured variant that did not
+# sync (tests/test_catalog.py checks both against catalog/data/sync_catalog.json).
+SYNC_FREE = {
+    "torch.Tensor.masked_fill": "default",
+}
+
 
 class Nonzero(Rule):
     """
@@ -74,7 +80,7 @@ class Nonzero(Rule):
     name = "nonzero"
     message = (
         "`nonzero`/`argwhere`/`where(cond)` has a data-dependent size, so the host waits for the GPU to count; "
-        "use `torch.where(cond, a, b)`, masked ops, or `torch.nonzero_static(cond, size=n)`"
+        "use `torch.where(cond, a, b)`, `masked_fill`, or `torch.nonzero_static(cond, size=n)`"
     )
 
     def visit_Call(self, node: cst.Call) -> None:

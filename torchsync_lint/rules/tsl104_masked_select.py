@@ -5,6 +5,12 @@ import libcst as cst
 from torchsync_lint.rule import Rule
 from torchsync_lint.rules._common import arg, may_be_on_gpu
 
+# The sync-free alternatives the message names: catalog entry -> the measured variant that did not
+# sync (tests/test_catalog.py checks both against catalog/data/sync_catalog.json).
+SYNC_FREE = {
+    "torch.Tensor.masked_fill": "default",
+}
+
 
 class MaskedSelect(Rule):
     """

@@ -9,6 +9,12 @@ from torchsync_lint.rule import Rule
 from torchsync_lint.rules import _fixes as fx
 from torchsync_lint.rules._common import arg, gpu_tensor_by_evidence, may_be_on_gpu
 
+# The sync-free alternatives the message names: catalog entry -> the measured variant that did not
+# sync (tests/test_catalog.py checks both against catalog/data/sync_catalog.json).
+SYNC_FREE = {
+    "torch.repeat_interleave": "output_size=from_result",
+}
+
 
 class RepeatInterleaveWithoutOutputSize(Rule):
     """

@@ -5,6 +5,13 @@ import libcst as cst
 from torchsync_lint.rule import Rule
 from torchsync_lint.rules._common import arg, may_be_on_gpu
 
+# The sync-free alternatives the message names: catalog entry -> the measured variant that did not
+# sync (tests/test_catalog.py checks both against catalog/data/sync_catalog.json).
+SYNC_FREE = {
+    "torch.Tensor.scatter_add_": "default",
+    "torch.Tensor.index_add_": "default",
+}
+
 
 class Bincount(Rule):
     """

@@ -14,6 +14,12 @@ from torchsync_lint.rules._indexing import (
 
 HOST_VALUES = (NUMBER, LIST, TUPLE, NDARRAY)
 
+# The sync-free alternatives the message names: catalog entry -> the measured variant that did not
+# sync (tests/test_catalog.py checks both against catalog/data/sync_catalog.json).
+SYNC_FREE = {
+    "torch.Tensor.index_fill_": "default",
+}
+
 
 class IndexPutPythonScalar(Rule):
     """

@@ -1,0 +1,5 @@
+import torch
+
+
+def make_scaler(enabled: bool = True):
+    return torch.amp.GradScaler("cuda", enabled=enabled)
