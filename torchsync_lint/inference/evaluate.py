@@ -221,6 +221,8 @@ class Evaluator(TorchCalls):
                     return self.returns(m)
             if not self._foreign_bases(local):
                 return tensor() if recv.kind == MODULE and name in ("forward", "__call__") else UNKNOWN_VALUE
+        if recv.cls == "torch.nn.Module":
+            return UNKNOWN_VALUE  # `model: nn.Module`: any module, which may return a tuple or a dict
         if recv.cls is None or recv.cls.startswith("torch."):  # a torch.nn layer: its output is a tensor
             return tensor() if recv.kind == MODULE and name in ("forward", "__call__") else UNKNOWN_VALUE
         return self._ref(("method", recv.cls, name) + self._call_flag(call, scope))
@@ -378,6 +380,10 @@ class Evaluator(TorchCalls):
                     # ones are tensors by convention only (flags and sizes come in too)
                     first = i == (1 if func.is_method and not is_static else 0)
                     v = Value(TENSOR, assumed=not first)
+                # `transform: nn.Module` says less than the call sites, which pass a known class
+                generic = v if v.kind == MODULE and v.cls == "torch.nn.Module" else None
+                if generic is not None:
+                    v = UNKNOWN_VALUE
                 if v.kind == UNKNOWN:
                     pos = i - (1 if func.is_method and not is_static else 0)
                     v = self._from_call_sites(func, name, pos if param in positional else None)
@@ -387,6 +393,8 @@ class Evaluator(TorchCalls):
                             v = self.project.param(func.key, name, pos if param in positional else None)
                         if self.project is None or self.recorded is not None:
                             self.open_params.add(func.key)  # callers may come later: the project pass asks
+                if generic is not None and v.kind != MODULE:
+                    v = generic
                 if v.kind == UNKNOWN and v.ref is None and self.assume_params is not None:
                     v = tensor(CPU if self.assume_params == "cpu" else None)
                 out[name] = v
@@ -944,6 +952,8 @@ class Evaluator(TorchCalls):
                 if (attr.kind == MODULE and self._local_class(attr.cls) is None and attr.cls is not None
                         and not attr.cls.startswith("torch.")):
                     return self._method_result(attr, "__call__", call, scope)  # a module class of another file
+                if attr.kind == MODULE and attr.cls == "torch.nn.Module":
+                    return UNKNOWN_VALUE  # annotated `nn.Module` only: any module, any output
                 if attr.kind == MODULE:
                     return self._submodule_call(scope.cls, name)
                 if attr.kind == OBJECT:
