@@ -144,3 +144,29 @@ def test_internal_error_in_a_rule_is_reported_per_file(project, capsys, monkeypa
     rc, out, err = lint(capsys, "boom.py", "good.py")
     assert rc == 2 and out.startswith(GOOD_FINDING)
     assert err.startswith("boom.py: error: internal error, please report: KeyError")
+
+
+CHAIN = " + ".join(["1"] * 20_000)
+TOO_COSTLY = {
+    # name: (text, the start of the message on stderr, and words in it); LibCST would take minutes
+    # on the first two, and crash (stack overflow) on the third, which CPython rejects
+    "chain.py": (f"import torch\nx = {CHAIN}\n", "chain.py:2: error: file skipped: ",
+                 "19999 operators in one expression (more than 1000)"),
+    "chain_no_torch.py": ("import os\n\n\ndef f():\n    return (\n        " + CHAIN.replace(" + ", "\n        + ")
+                          + "\n    )\n", "chain_no_torch.py:5: error: file skipped: ", "19999 operators"),
+    "deep.py": ("import torch\nx = " + "[" * 5000 + "]" * 5000 + "\n", "deep.py:2:",
+                "error: syntax error: too many nested parentheses"),
+}
+
+
+def test_files_too_costly_for_libcst_are_skipped_quickly(project):
+    for name, (text, _, _) in TOO_COSTLY.items():
+        (project / name).write_text(text)
+    proc = subprocess.run([sys.executable, "-m", "torchsync_lint", "--no-cache", *TOO_COSTLY, "good.py"],
+                          cwd=project, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stdout.startswith(GOOD_FINDING)
+    lines = proc.stderr.splitlines()
+    assert len(lines) == len(TOO_COSTLY)
+    for (_, start, words), line in zip(TOO_COSTLY.values(), lines):
+        assert line.startswith(start) and words in line, line

@@ -20,7 +20,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence,
 
 import libcst as cst
 
-from torchsync_lint import report_data, walk
+from torchsync_lint import parse_guard, report_data, walk
 from torchsync_lint.cache import ReportCache
 from torchsync_lint.cache import key as cache_key
 from torchsync_lint.config import Config
@@ -102,6 +102,18 @@ def python_syntax_error(source: str, path: str) -> Optional[FileError]:
     except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
         return FileError(path, f"cannot parse: {exc}")
     return None
+
+
+def refused_error(source: str, path: str) -> Optional[FileError]:
+    """The error for a file LibCST must not parse (``parse_guard``): too slow, or a crash."""
+    refused = parse_guard.refusal(source)
+    if refused is None:
+        return None
+    if refused.syntax_first:
+        error = python_syntax_error(source, path)
+        if error is not None or not refused.why:
+            return error
+    return FileError(path, f"file skipped: {refused.why}", refused.line)
 
 
 class RuleWalker(cst.CSTVisitor):
@@ -263,11 +275,14 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
     what each reference resolved to; the interface is extracted as without a project.
     """
     report = FileReport(path)
+    report.error = refused_error(source, path)
+    if report.error is not None:
+        return report
     if (project is None or ordered) and not any(word in source for word in PREFILTER):
         # checked again with the project (callers pass it tensors), a file is never skipped
         if "import" in source or "def " in source:
             # no rule can fire here, but other files may import its names, helpers and re-exports
-            interface_only(source, path, module_name, report)
+            interface_only(source, path, module_name, report, guarded=True)
         return report
     try:
         module = cst.parse_module(source)
@@ -328,7 +343,10 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
     return report
 
 
-def interface_only(source: str, path: str, module_name: Optional[str], report: FileReport) -> None:
+def interface_only(source: str, path: str, module_name: Optional[str], report: FileReport,
+                   guarded: bool = False) -> None:
+    if not guarded and parse_guard.refusal(source) is not None:
+        return  # too costly for LibCST; check_source reports it
     try:
         module = cst.parse_module(source)
     except Exception:

@@ -1,0 +1,67 @@
+"""parse_guard: the files LibCST must not be given are refused quickly; ordinary code never is."""
+
+import glob
+import os
+import time
+
+import pytest
+
+from torchsync_lint import parse_guard
+from torchsync_lint.parse_guard import MAX_CHAIN, MAX_DEPTH, refusal
+
+N = 20_000
+PATHOLOGICAL = {
+    # name: (source, line named)
+    "sum": ("x = " + " + ".join(["1"] * N), 1),
+    "sum over lines": ("import os\n\n\ndef f():\n    return (1\n" + "        + 1\n" * N + "    )", 5),
+    "backslashes": ("x = 1 \\\n" + "    + 1 \\\n" * N + "    + 1", 1),
+    "attributes": ("x = a" + ".b" * N, 1),
+    "method chain": ("x = a" + ".b(1, 2)" * (N // 2), 1),
+    "subscripts": ("x = a" + "[0]" * N, 1),
+    "unary": ("x = " + "-" * N + "a", 1),
+    "not": ("x = " + "not " * N + "a", 1),
+    "ternaries": ("x = " + "a if a else " * N + "a", 1),
+    "nested brackets": ("x = " + "[" * N + "]" * N, 1),
+    "nested over lines": ("x = " + "[\n" * N + "]\n" * N, 1),
+    "after a docstring with a stray bracket": ('"""doc ( unbalanced\n"""\nx = (1\n' + "    + 1\n" * N + ")", 3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PATHOLOGICAL))
+def test_refused_quickly(name):
+    source, line = PATHOLOGICAL[name]
+    t0 = time.process_time()
+    got = refusal(source + "\n")
+    assert time.process_time() - t0 < 2  # LibCST would take minutes (or crash) on each
+    assert got is not None and got.line == line, got
+
+
+ORDINARY = {
+    "long list": "x = [" + ", ".join(["-1.5e-3"] * N) + "]\n",
+    "long dict of short sums": "x = {" + ", ".join(f"'k{i}': a.b + {i}" for i in range(N)) + "}\n",
+    "call with many arguments": "f(" + ", ".join(f"k{i}=g(a.b, -c)" for i in range(N // 4)) + ")\n",
+    "brackets in a docstring": 'def f():\n    """' + "(" * N + '"""\n    return (a +\n            b)\n',
+    "brackets in comments": "# ((((\n" * N + "x = (1 +\n     2)\n",
+    "brackets in strings": "x = [\n" + "    '(((',\n" * N + "]\n",
+    "200 nested brackets": "x = " + "(" * MAX_DEPTH + "1" + ")" * MAX_DEPTH + "\n",
+    "longest chain allowed": "x = 1" + " + 1" * MAX_CHAIN + "\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ORDINARY))
+def test_ordinary_code_is_not_refused(name):
+    assert refusal(ORDINARY[name]) is None
+
+
+def test_the_limits_are_exact():
+    assert refusal("x = 1" + " + 1" * (MAX_CHAIN + 1) + "\n") is not None
+    assert refusal("x = " + "(" * (MAX_DEPTH + 1) + "1" + ")" * (MAX_DEPTH + 1) + "\n") is not None
+
+
+def test_own_sources_are_not_refused():
+    root = os.path.dirname(parse_guard.__file__)
+    files = glob.glob(os.path.join(root, "**", "*.py"), recursive=True)
+    assert len(files) > 50
+    for path in files:
+        with open(path, encoding="utf-8") as fh:
+            assert refusal(fh.read()) is None, path
