@@ -241,6 +241,38 @@ def test_libcst_failure_is_logged_not_raised(caplog, monkeypatch):
     assert "skipped x.py" in caplog.text
 
 
+CRASH_ON_BOOM = textwrap.dedent("""\
+    import sys
+    from flake8.main.cli import main
+    from torchsync_lint import engine
+
+    real = engine.check_source
+
+
+    def buggy(source, path, *args, **kwargs):  # a bug of ours, met only in one file
+        if path.endswith("boom.py"):
+            raise KeyError("simulated bug")
+        return real(source, path, *args, **kwargs)
+
+
+    engine.check_source = buggy
+    sys.exit(main(sys.argv[1:]))
+""")
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_internal_error_is_one_error_for_that_file(tmp_path, jobs):
+    (tmp_path / "boom.py").write_text(SYNC)
+    (tmp_path / "loss.py").write_text(SYNC)
+    proc = subprocess.run([sys.executable, "-c", CRASH_ON_BOOM, "--select", "TSL", "--jobs", jobs, "boom.py", "loss.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 1
+    boom, loss = tsl_lines(proc.stdout)
+    assert boom == "boom.py:1:1: TSL000 internal error, please report: KeyError: 'simulated bug' (at <string>:10)"
+    assert loss.startswith("loss.py:7:17: TSL001 ")  # the other file is still linted
+
+
 @pytest.fixture(autouse=True)
 def _reset_plugin_options():
     yield

@@ -464,10 +464,14 @@ def _check_data(data: bytes, path: str, options: Options, project=None, want_int
     except RecursionError:
         return FileReport(path, error=FileError(path, "too deeply nested to analyse (recursion limit)"))
     except Exception as exc:  # a bug of ours must not end the whole run with a traceback
-        where = traceback.extract_tb(exc.__traceback__)[-1]
-        return FileReport(path, error=FileError(
-            path, f"internal error, please report: {type(exc).__name__}: {exc} "
-                  f"(at {os.path.basename(where.filename)}:{where.lineno})"))
+        return FileReport(path, error=FileError(path, internal_error(exc)))
+
+
+def internal_error(exc: BaseException) -> str:
+    """One line for a bug of ours met while checking a file: the exception and where it was raised."""
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = f" (at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno})" if tb else ""
+    return f"internal error, please report: {type(exc).__name__}: {exc}{where}"
 
 
 def iter_python_files(paths: Iterable[str], config: Config) -> Iterator[Tuple[str, bool]]:

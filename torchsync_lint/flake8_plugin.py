@@ -15,10 +15,11 @@ from typing import Iterator, List, Sequence, Tuple, Type
 
 from torchsync_lint import __version__
 from torchsync_lint.config import Config
-from torchsync_lint.engine import lint_source, module_name_for
+from torchsync_lint.engine import internal_error, lint_source, module_name_for
 from torchsync_lint.inference.ondemand import project_for
 
 LOG = logging.getLogger(__name__)
+INTERNAL_ERROR = "TSL000"  # no rule's code: a file the plugin could not check
 
 
 def _tsl_prefixes(values: Sequence[str]) -> List[str]:
@@ -96,6 +97,12 @@ class TorchSyncChecker:
         except (SyntaxError, RecursionError) as exc:
             # CPython parsed it (flake8 gave us a tree) but LibCST could not: say so, report nothing.
             LOG.warning("torchsync-lint: skipped %s: %s", self.filename, exc)
+            return
+        except Exception as exc:
+            # A bug of ours: flake8 would stop the whole run (every file) on it. One error for
+            # this file instead, so that the run fails, and the other files are still checked.
+            LOG.debug("torchsync-lint: internal error in %s", self.filename, exc_info=True)
+            yield 1, 0, f"{INTERNAL_ERROR} {internal_error(exc)}", type(self)
             return
         for f in findings:
             yield f.line, f.col - 1, f"{f.code} {f.message}", type(self)
