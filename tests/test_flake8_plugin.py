@@ -63,6 +63,9 @@ def test_flake8_picks_the_tree_plugin_kind():
 def test_one_libcst_parse_and_no_ast_parse(monkeypatch, tmp_path):
     path = tmp_path / "loss.py"
     path.write_text(SYNC)
+    # once unpatched: the modules the plugin imports lazily are imported, which pytest's import
+    # hook does with ast (when this test runs first)
+    list(TorchSyncChecker(None, SYNC.splitlines(True), str(path)).run())
     parses = []
     real = libcst.parse_module
     monkeypatch.setattr(libcst, "parse_module", lambda *a, **k: parses.append(1) or real(*a, **k))
