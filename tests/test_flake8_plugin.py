@@ -235,12 +235,16 @@ def test_plugin_needs_no_file_on_disk():
     assert [line for line, *_ in checker.run()] == [7, 8]
 
 
-def test_libcst_failure_is_logged_not_raised(caplog, monkeypatch):
-    def boom(*args, **kwargs):
-        raise SyntaxError("pretend LibCST cannot parse this")
+def test_libcst_failure_is_one_error_for_the_file(caplog, monkeypatch):
+    from torchsync_lint.engine import SourceError
+    from torchsync_lint.finding import FileError
 
-    monkeypatch.setattr("torchsync_lint.flake8_plugin.lint_source", boom)
-    assert list(TorchSyncChecker(None, ["import torch\n"], "x.py").run()) == []
+    def fails(*args, **kwargs):
+        raise SourceError(FileError("x.py", "LibCST cannot parse this file: pretend", 3, 5))
+
+    monkeypatch.setattr("torchsync_lint.flake8_plugin.lint_source", fails)
+    got = list(TorchSyncChecker(None, ["import torch\n"], "x.py").run())
+    assert got == [(3, 4, "TSL000 LibCST cannot parse this file: pretend", TorchSyncChecker)]
     assert "skipped x.py" in caplog.text
 
 
@@ -267,8 +271,9 @@ CRASH_ON_BOOM = textwrap.dedent("""\
 def test_internal_error_is_one_error_for_that_file(tmp_path, jobs):
     (tmp_path / "boom.py").write_text(SYNC)
     (tmp_path / "loss.py").write_text(SYNC)
-    proc = subprocess.run([sys.executable, "-c", CRASH_ON_BOOM, "--select", "TSL", "--jobs", jobs, "boom.py", "loss.py"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    argv = ["--select", "TSL", "--jobs", jobs, "boom.py", "loss.py"]
+    proc = subprocess.run([sys.executable, "-c", CRASH_ON_BOOM, *argv], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
     assert "Traceback" not in proc.stderr, proc.stderr
     assert proc.returncode == 1
     boom, loss = tsl_lines(proc.stdout)
@@ -276,9 +281,27 @@ def test_internal_error_is_one_error_for_that_file(tmp_path, jobs):
     assert loss.startswith("loss.py:7:17: TSL001 ")  # the other file is still linted
 
 
+@pytest.mark.parametrize("name, tail, words", [
+    # flake8 falls back to latin-1 where CPython (and the CLI) refuse the file
+    ("latin1.py", b"# caf\xe9\n", "cannot decode file (invalid continuation byte)"),
+    ("nul.py", b"# a\x00b\n", "cannot contain null bytes"),  # LibCST reads on; CPython stops
+])
+def test_cli_and_flake8_agree_on_undecodable_files_and_null_bytes(tmp_path, capsys, monkeypatch, name, tail, words):
+    (tmp_path / name).write_bytes(SYNC.encode() + tail)
+    monkeypatch.chdir(tmp_path)
+    rc = cli.main(["--isolated", "--no-cache", "--quiet", name])
+    out, err = capsys.readouterr()
+    assert (rc, out) == (2, "")  # an error for that file, no finding
+    [cli_error] = err.splitlines()
+    assert cli_error.startswith(f"{name}:") and words in cli_error
+    proc = flake8(["--select", "TSL,E9", name], tmp_path)
+    assert proc.returncode == 1
+    [flake8_error] = proc.stdout.splitlines()  # no finding either
+    assert flake8_error.startswith(f"{name}:1:1: ") and words in flake8_error
+
+
 @pytest.fixture(autouse=True)
 def _reset_plugin_options():
     yield
     TorchSyncChecker.select = TorchSyncChecker.hot_functions = TorchSyncChecker.cold_functions = ()
     TorchSyncChecker.include_cold = False
-

@@ -104,8 +104,13 @@ def python_syntax_error(source: str, path: str) -> Optional[FileError]:
     return None
 
 
-def refused_error(source: str, path: str) -> Optional[FileError]:
-    """The error for a file LibCST must not parse (``parse_guard``): too slow, or a crash."""
+def pre_parse_error(source: str, path: str) -> Optional[FileError]:
+    """The error for a file LibCST must not parse: null bytes (CPython, so flake8 too, rejects
+    them; LibCST reads on), or one it would take minutes on or crash on (``parse_guard``)."""
+    nul = source.find("\x00")
+    if nul >= 0:
+        return FileError(path, "syntax error: source code cannot contain null bytes", source.count("\n", 0, nul) + 1,
+                         nul - source.rfind("\n", 0, nul))
     refused = parse_guard.refusal(source)
     if refused is None:
         return None
@@ -275,7 +280,7 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
     what each reference resolved to; the interface is extracted as without a project.
     """
     report = FileReport(path)
-    report.error = refused_error(source, path)
+    report.error = pre_parse_error(source, path)
     if report.error is not None:
         return report
     if (project is None or ordered) and not any(word in source for word in PREFILTER):
@@ -411,6 +416,7 @@ def _from_cache(store: ReportCache, k: str, data: bytes, path: str) -> Optional[
         return None
 
 
+RECURSION_ERROR = "too deeply nested to analyse (recursion limit)"
 _DEEP_STACK_BYTES = 512 * 1024 * 1024  # address space; only the pages a deep walk touches are used
 _DEEP_RECURSION = 60_000
 
@@ -462,7 +468,7 @@ def _check_data(data: bytes, path: str, options: Options, project=None, want_int
             report.error = python_syntax_error(source, path)
         return report
     except RecursionError:
-        return FileReport(path, error=FileError(path, "too deeply nested to analyse (recursion limit)"))
+        return FileReport(path, error=FileError(path, RECURSION_ERROR))
     except Exception as exc:  # a bug of ours must not end the whole run with a traceback
         return FileReport(path, error=FileError(path, internal_error(exc)))
 
@@ -569,6 +575,14 @@ def lint_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None,
     return result
 
 
+class SourceError(SyntaxError):
+    """``lint_source``'s answer for a file it cannot check; ``error`` is what the CLI reports."""
+
+    def __init__(self, error: FileError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 def lint_source(source: str, path: str = "<string>", config: Optional[Config] = None, *,
                 module_name: Optional[str] = None, inline_noqa: bool = True, project=None) -> List[Finding]:
     """Lint one file's text: on its own (tests, docs), or with ``project`` (an
@@ -587,7 +601,7 @@ def lint_source(source: str, path: str = "<string>", config: Optional[Config] = 
     except RecursionError:
         report = deep_stack(check_source, *args)
     if report.error is not None:
-        raise SyntaxError(str(report.error))
+        raise SourceError(report.error)
     summaries = [report.summary] if report.summary else []
     if project is not None:
         own = report.summary.module if report.summary else None

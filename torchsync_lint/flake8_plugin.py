@@ -4,22 +4,24 @@ flake8 picks a plugin's kind from its ``__init__`` parameter names: asking for `
 an AST plugin, run once per file that CPython could parse. We never look at that tree (the rules
 need LibCST's); we parse the text of ``lines`` once with LibCST through the engine's one-file path.
 flake8 applies its own ``# noqa``, ``--extend-ignore`` and ``per-file-ignores``; the file-level
-``# torchsync-lint: noqa`` is applied here, since flake8 does not know it.
+``# torchsync-lint: noqa`` is applied here, since flake8 does not know it. A file the CLI reports
+an error for (it cannot be decoded, LibCST cannot or must not parse it, a bug of ours) is one
+``TSL000`` error for that file, at its line.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from typing import Iterator, List, Sequence, Tuple, Type
+from typing import Iterator, List, Optional, Sequence, Tuple, Type
 
 from torchsync_lint import __version__
 from torchsync_lint.config import Config
-from torchsync_lint.engine import internal_error, lint_source, module_name_for
+from torchsync_lint.engine import RECURSION_ERROR, SourceError, decode, internal_error, lint_source, module_name_for
 from torchsync_lint.inference.ondemand import project_for
 
 LOG = logging.getLogger(__name__)
-INTERNAL_ERROR = "TSL000"  # no rule's code: a file the plugin could not check
+FILE_ERROR = "TSL000"  # no rule's code: a file the plugin could not check
 
 
 def _tsl_prefixes(values: Sequence[str]) -> List[str]:
@@ -89,20 +91,43 @@ class TorchSyncChecker:
             project.current = os.path.abspath(self.filename)
         return project
 
+    def _undecodable(self, source: str) -> Optional[str]:
+        """The CLI's error for a file it cannot decode. flake8 reads such a file as latin-1 (and
+        would check it); CPython, like the CLI, refuses it. Only text that is not ASCII can have
+        come from that fallback; stdin cannot be read again."""
+        if source.isascii() or not os.path.isfile(self.filename):
+            return None
+        try:
+            with open(self.filename, "rb") as fh:
+                decode(fh.read(), self.filename)
+        except (OSError, ValueError) as exc:
+            return str(exc)
+        return None
+
     def run(self) -> Iterator[Tuple[int, int, str, Type["TorchSyncChecker"]]]:
+        # A file the CLI cannot check is one TSL000 error for that file here too (flake8 fails):
+        # one that cannot be decoded, that LibCST cannot (or must not) parse, a bug of ours.
+        # flake8 would stop the whole run, every file, on an exception.
         source = "".join(self.lines)
         try:
+            error = self._undecodable(source)
+            if error is not None:
+                yield 1, 0, f"{FILE_ERROR} {error}", type(self)
+                return
             findings = lint_source(source, self.filename, self._config(),
                                    module_name=self._module_name(), inline_noqa=False, project=self._project())
-        except (SyntaxError, RecursionError) as exc:
-            # CPython parsed it (flake8 gave us a tree) but LibCST could not: say so, report nothing.
+        except SourceError as exc:
+            # CPython parsed it (flake8 gave us a tree) but we cannot check it
             LOG.warning("torchsync-lint: skipped %s: %s", self.filename, exc)
+            err = exc.error
+            yield err.line or 1, (err.col or 1) - 1, f"{FILE_ERROR} {err.message}", type(self)
+            return
+        except RecursionError:
+            yield 1, 0, f"{FILE_ERROR} {RECURSION_ERROR}", type(self)
             return
         except Exception as exc:
-            # A bug of ours: flake8 would stop the whole run (every file) on it. One error for
-            # this file instead, so that the run fails, and the other files are still checked.
             LOG.debug("torchsync-lint: internal error in %s", self.filename, exc_info=True)
-            yield 1, 0, f"{INTERNAL_ERROR} {internal_error(exc)}", type(self)
+            yield 1, 0, f"{FILE_ERROR} {internal_error(exc)}", type(self)
             return
         for f in findings:
             yield f.line, f.col - 1, f"{f.code} {f.message}", type(self)
