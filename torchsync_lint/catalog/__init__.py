@@ -90,6 +90,18 @@ def sync_free_callables(prefix: str = "") -> List[str]:
     return [q for q, e in entries().items() if e["syncs"] is False and q.startswith(prefix)]
 
 
+def tensor_argument_syncs() -> Dict[str, List[str]]:
+    """Callables that synced only when one argument was a (CUDA) tensor, measured as a variant
+    ``<param>=tensor``: name -> those parameter names (``torch.Tensor.masked_fill`` -> ["value"])."""
+    out: Dict[str, List[str]] = {}
+    for q, e in entries().items():
+        default = e.get("variants", {}).get("default", {})
+        for variant, row in e.get("variants", {}).items():
+            if variant.endswith("=tensor") and row.get("synced") and default.get("synced") is False:
+                out.setdefault(q, []).append(variant[: -len("=tensor")])
+    return out
+
+
 def third_party_syncs() -> List[str]:
     """Syncing callables outside torch itself (torchvision.ops...), for rules that flag them by name."""
     return [q for q in syncing_callables() if not q.startswith("torch.")]

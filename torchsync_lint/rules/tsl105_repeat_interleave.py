@@ -9,6 +9,10 @@ from torchsync_lint.rule import Rule
 from torchsync_lint.rules import _fixes as fx
 from torchsync_lint.rules._common import arg, gpu_tensor_by_evidence, may_be_on_gpu
 
+# The calls it reports (with tensor `repeats`: the catalog's `repeats=tensor` variants).
+CALLS = frozenset(("torch.repeat_interleave", "torch.Tensor.repeat_interleave"))
+SYNC_CONDITION = "only with tensor `repeats` and no `output_size`"
+
 # The sync-free alternatives the message names: catalog entry -> the measured variant that did not
 # sync (tests/test_catalog.py checks both against catalog/data/sync_catalog.json).
 SYNC_FREE = {
