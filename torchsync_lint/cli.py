@@ -8,7 +8,7 @@ import sys
 from typing import List, Optional
 
 from torchsync_lint import __version__
-from torchsync_lint import adoption
+from torchsync_lint import adoption, workers
 from torchsync_lint.baseline import BaselineError
 from torchsync_lint.config import Config, ConfigError, RuleSelection, apply_selection, check_code, find_pyproject, load
 from torchsync_lint.finding import LintResult
@@ -155,6 +155,19 @@ def report(args: argparse.Namespace, result: LintResult, extras: Optional[Extras
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    """The command. Ctrl-C and SIGTERM end it with one line, exit 130 or 143, and no worker left."""
+    try:
+        with workers.terminate_as_exception():
+            return _main(argv)
+    except KeyboardInterrupt:
+        print("torchsync-lint: interrupted", file=sys.stderr)
+        return 130
+    except workers.Terminated:
+        print("torchsync-lint: terminated", file=sys.stderr)
+        return 143
+
+
+def _main(argv: Optional[List[str]]) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["trace"]:  # `torchsync-lint trace ... -- python train.py`: torchsync_lint/trace_cli.py
         return __import__("torchsync_lint.trace_cli", fromlist=["main"]).main(argv[1:])

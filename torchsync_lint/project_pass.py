@@ -15,10 +15,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from concurrent.futures import ProcessPoolExecutor
 from typing import Dict, List, Optional, Tuple
 
-from torchsync_lint import import_order
+from torchsync_lint import import_order, workers
 from torchsync_lint.cache import ReportCache
 from torchsync_lint.cache import key as cache_key
 from torchsync_lint.engine import (FileReport, Options, cached_report, check_file, decode, interface_only,
@@ -166,12 +165,12 @@ def _map_wave(paths: List[str], options: Options, jobs: int, cache_dir: Optional
     n = len(paths)
     if not interfaces:
         if jobs > 1 and n >= 16:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
+            with workers.pool(jobs) as pool:
                 return list(pool.map(check_file, paths, [options] * n, [cache_dir] * n, chunksize=8))
         return [check_file(p, options, cache_dir) for p in paths]
     if jobs > 1 and n >= 16:
         # a pool per wave: workers start with the interfaces so far (forked, not copied, on Linux)
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(interfaces, digest)) as pool:
+        with workers.pool(jobs, _init_worker, (interfaces, digest)) as pool:
             return list(pool.map(_ordered_check, paths, [options] * n, [cache_dir] * n, chunksize=4))
     _init_worker(interfaces, digest)
     return [_ordered_check(p, options, cache_dir) for p in paths]
@@ -182,7 +181,7 @@ def _run_again(reports: List[FileReport], todo: List[int], interfaces: Dict[str,
     paths = [reports[i].path for i in todo]
     n = len(paths)
     if jobs > 1 and n >= 16:
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(interfaces,)) as pool:
+        with workers.pool(jobs, _init_worker, (interfaces,)) as pool:
             again = list(pool.map(_recheck, paths, [options] * n, [want_interface] * n, [cache_dir] * n,
                                   chunksize=4))
     else:

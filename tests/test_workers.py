@@ -1,0 +1,122 @@
+"""A killed run leaves no worker behind; Ctrl-C and SIGTERM end it with one line, no traceback."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from torchsync_lint import workers
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; PR_SET_PDEATHSIG is Linux's")
+
+MODULE = "import torch\nfrom torch import nn\n\n\n" + "".join(f"""\
+class L{i}(nn.Module):
+    def forward(self, x):
+        if x.sum().item() > {i}:
+            return torch.nonzero(x)
+        return x[x > 0].cpu().numpy()
+
+
+""" for i in range(40))
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory):
+    root = tmp_path_factory.mktemp("many")
+    for i in range(300):  # some seconds of work for two workers: the run is killed well before
+        (root / f"m{i}.py").write_text(MODULE)
+    return root
+
+
+def children(pid):
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie is dead, waiting to be reaped
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("how, code, message", [
+    ("SIGTERM", 143, "torchsync-lint: terminated"),
+    ("SIGINT", 130, "torchsync-lint: interrupted"),  # Ctrl-C: the whole process group gets it
+    ("SIGKILL", -signal.SIGKILL, None),  # no cleanup can run: the workers die with their parent
+])
+def test_killed_run_leaves_no_worker(tree, tmp_path, how, code, message):
+    err = tmp_path / "stderr"  # not a pipe: workers left behind would hold it open
+    with open(err, "w") as fh:
+        argv = [sys.executable, "-m", "torchsync_lint", "--isolated", "--no-cache", "--jobs", "2", "."]
+        proc = subprocess.Popen(argv, cwd=tree, stdout=subprocess.DEVNULL, stderr=fh, start_new_session=True)
+    pool = []
+    try:
+        deadline = time.monotonic() + 60
+        while len(children(proc.pid)) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        pool = children(proc.pid)
+        assert len(pool) == 2 and proc.poll() is None, "the run had no worker pool to kill"
+        time.sleep(0.5)  # the workers are busy checking files
+        if how == "SIGINT":
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(getattr(signal, how))
+        assert proc.wait(timeout=10) == code
+        stderr = err.read_text()
+        deadline = time.monotonic() + 5
+        while any(alive(pid) for pid in pool) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [pid for pid in pool if alive(pid)] == []
+        assert "Traceback" not in stderr
+        if message is not None:
+            assert stderr.splitlines() == [message]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        for pid in pool:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+_STATE = {}
+
+
+def _remember(value):
+    _STATE["value"] = value
+
+
+def _recall(_):
+    return _STATE.get("value"), signal.getsignal(signal.SIGINT)
+
+
+def test_pool_runs_the_initializer_and_the_work():
+    with workers.pool(2, _remember, ("set",)) as pool:
+        got = list(pool.map(_recall, range(4)))
+    assert got == [("set", signal.SIG_IGN)] * 4  # Ctrl-C is the parent's to answer
+
+
+def test_leaving_the_block_by_an_exception_kills_the_workers_at_once():
+    with pytest.raises(KeyboardInterrupt):
+        with workers.pool(2) as pool:
+            futures = [pool.submit(time.sleep, 30) for _ in range(4)]
+            time.sleep(0.5)
+            processes = list(pool._processes.values())
+            t0 = time.monotonic()
+            raise KeyboardInterrupt
+    assert time.monotonic() - t0 < 5  # not 30 s for each queued sleep
+    assert [p.pid for p in processes if alive(p.pid)] == []
+    assert all(f.cancelled() or f.exception(timeout=5) is not None for f in futures)

@@ -1,0 +1,81 @@
+"""Worker pools that never outlive the run, and signals that end it without a traceback.
+
+A killed run must not leave its workers behind, checking files for no one. Three ways out:
+
+- the run is killed outright (SIGKILL, an OOM kill): on Linux each worker asks the kernel for
+  SIGKILL when its parent dies (``prctl(PR_SET_PDEATHSIG)``); other platforms skip this;
+- Ctrl-C (SIGINT, sent to the whole process group) or SIGTERM: workers ignore SIGINT and die
+  quietly on SIGTERM; in the CLI's process both become exceptions (``KeyboardInterrupt``,
+  ``Terminated``) that leave ``pool``'s block, which kills the workers instead of waiting for
+  every queued file;
+- the run ends normally: the pool is shut down and joined as usual.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from typing import Callable, Iterator, Optional
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+class Terminated(Exception):
+    """SIGTERM, raised in the main thread (``terminate_as_exception``)."""
+
+
+def _die_with_parent(parent: int) -> None:
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):  # no libc to call: the other two ways out remain
+            pass
+    if os.getppid() != parent:  # the parent died before the request above was made
+        os._exit(1)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent answers Ctrl-C and stops us
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler (forked with it)
+
+
+def _start(parent: int, initializer: Optional[Callable], initargs: tuple) -> None:
+    _die_with_parent(parent)
+    if initializer is not None:
+        initializer(*initargs)
+
+
+@contextlib.contextmanager
+def pool(jobs: int, initializer: Optional[Callable] = None, initargs: tuple = ()) -> Iterator[ProcessPoolExecutor]:
+    """A ``ProcessPoolExecutor`` whose workers die with this process, and are killed (not
+    waited for) when the block is left by an exception such as Ctrl-C."""
+    executor = ProcessPoolExecutor(max_workers=jobs, initializer=_start,
+                                   initargs=(os.getpid(), initializer, initargs))
+    try:
+        yield executor
+    except BaseException:
+        for process in list((getattr(executor, "_processes", None) or {}).values()):  # private: guarded
+            process.kill()
+        executor.shutdown(wait=True, cancel_futures=True)  # prompt: the pool sees its workers dead
+        raise
+    executor.shutdown(wait=True)
+
+
+def _raise_terminated(signum, frame) -> None:
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def terminate_as_exception() -> Iterator[None]:
+    """SIGTERM raises ``Terminated`` in the main thread while in the block (elsewhere: nothing)."""
+    try:
+        old = signal.signal(signal.SIGTERM, _raise_terminated)
+    except ValueError:  # not the main thread: signals are not ours to handle
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
