@@ -170,3 +170,56 @@ def test_plain_lint_does_not_want_verify():
     from torchsync_lint.cli import build_parser
 
     assert not cli_options.wanted(build_parser().parse_args(["a.py"]))
+
+
+# -- why a child died: the exit code or signal, and the cause from its stderr, never a warning ----
+DYING_CHILD = """\
+#!{python}
+import json, os, signal, sys
+job = json.loads(sys.stdin.read())
+print("@@TSL " + json.dumps({{"event": "ready", "cuda": True, "torch": "fake"}}), flush=True)
+print("@@TSL " + json.dumps({{"event": "begin", "id": job["tasks"][0]["id"]}}), flush=True)
+sys.stderr.write({stderr!r})
+sys.stderr.flush()
+{death}
+"""
+TORCH_WARNING = ("/site-packages/torch/functional.py:507: UserWarning: torch.meshgrid: in an upcoming release, it "
+                 "will be required to pass the indexing argument. (Triggered internally at TensorShape.cpp:3549.)\n"
+                 "  return _VF.meshgrid(tensors, **kwargs)  # type: ignore[attr-defined]\n")
+
+
+@pytest.mark.parametrize("stderr, death, reason", [
+    (TORCH_WARNING, "os._exit(3)", "the child process died (exit code 3)"),
+    (TORCH_WARNING, "os.kill(os.getpid(), signal.SIGKILL)", "the child process died (killed by SIGKILL)"),
+    ("loading weights\nout of memory: cannot allocate 2 GiB\n" + TORCH_WARNING, "os._exit(1)",
+     "the child process died (exit code 1): out of memory: cannot allocate 2 GiB"),
+    ("step 3 of 10\n" + TORCH_WARNING + "giving up on the device\n", "os._exit(4)",
+     "the child process died (exit code 4): step 3 of 10 | giving up on the device"),
+])
+def test_a_dead_childs_reason_is_its_exit_and_cause_not_a_warning(tmp_path, stderr, death, reason):
+    import stat
+    import sys
+
+    from torchsync_lint.verify import runner
+
+    child = tmp_path / "fake-python"
+    child.write_text(DYING_CHILD.format(python=sys.executable, stderr=stderr, death=death))
+    child.chmod(child.stat().st_mode | stat.S_IEXEC)
+    res = runner.run_job({"kind": "snippet", "mode": "gpu", "tasks": [{"id": 0}]}, timeout=30, python=str(child))
+    assert res.results[0] == {"failure": reason}
+
+
+@pytest.mark.parametrize("stderr, cause", [
+    ("/lib/x.py:9: FutureWarning: the default will change.\nPass errors='raise' to keep it.\n  df = read(p)\n", ""),
+    ("WARNING:root:retrying after an error in the data loader\n", ""),
+    ("[W1123 22:33:44.555666 1 Module.cpp:123] Warning: a kernel failed to load (function foo)\n", ""),
+    ('Traceback (most recent call last):\n  File "x.py", line 3, in <module>\n    run()\nValueError: bad\n'
+     + TORCH_WARNING, "ValueError: bad"),
+    ('Fatal Python error: Segmentation fault\n\nCurrent thread 0x00007f (most recent call first):\n'
+     '  File "x.py", line 3 in f\n', "Fatal Python error: Segmentation fault"),
+])
+def test_the_quoted_cause_skips_warnings_and_frames(tmp_path, stderr, cause):
+    from torchsync_lint.verify import runner
+
+    (tmp_path / "stderr").write_text(stderr)
+    assert runner._tail(str(tmp_path / "stderr")) == cause

@@ -18,7 +18,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict, List, Optional
 
 PREFIX = "@@TSL "
 
@@ -45,13 +45,19 @@ def _reader(stream, q: "queue.Queue") -> None:
 
 CAUSE = re.compile(r"(Error|Exception|error:|Fatal Python error|Segmentation fault|Aborted|core dumped|"
                    r"terminate called|Killed|out of memory|assert)", re.IGNORECASE)
-NOISE = re.compile(r"(Warning|warn\(|^\s*File \"|^\s*\^+\s*$|^Traceback|^Current thread|^Thread 0x|"
-                   r"^\s+File|^Stack \(most recent)")
+# warnings.formatwarning's first line: "path:line: Category: message" (the message may go on over
+# lines; the source line, indented by two spaces, ends it)
+PY_WARNING = re.compile(r"^\S.*:\d+: [\w.]*Warning: ")
+# any other warning: logging's WARNING:..., torch's C++ "[W1123 12:00:00 ...] Warning: ..."
+WARNING = re.compile(r"warn|^\[W[\d ]", re.IGNORECASE)
+# a traceback's or faulthandler's header: the indented lines after it are frames and code
+STACK = re.compile(r"^(Traceback \(most recent call last\)|Current thread|Thread 0x|Stack \(most recent call first\))")
 
 
 def _tail(path: str, n: int = 8192) -> str:
     """The cause of a child's death, from the end of its stderr: the last line that names an error
-    (a Python exception, a fatal error, an abort), never a warning printed after it."""
+    (a Python exception, a fatal error, an abort), else the last two other lines; never a
+    warning (nor its message and source lines), nor the frames of a stack."""
     try:
         with open(path, "rb") as fh:
             fh.seek(0, os.SEEK_END)
@@ -61,11 +67,37 @@ def _tail(path: str, n: int = 8192) -> str:
     except OSError:
         return ""
     lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
-    causes = [ln for ln in lines if CAUSE.search(ln) and not NOISE.search(ln)]
+    meaningful = _without_warnings_and_frames(lines)
+    causes = [ln for ln in meaningful if CAUSE.search(ln)]
     if causes:
         return causes[-1].strip()[:300]
-    quiet = [ln for ln in lines if not NOISE.search(ln)]
-    return quiet[-1].strip()[:300] if quiet else ""
+    return " | ".join(ln.strip() for ln in meaningful[-2:])[:300]
+
+
+def _without_warnings_and_frames(lines: List[str]) -> List[str]:
+    out: List[str] = []
+    i = 0
+    in_stack = False
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if PY_WARNING.search(line):
+            for j in range(i, min(i + 6, len(lines))):  # its message's other lines, its source line
+                if STACK.search(lines[j]) or PY_WARNING.search(lines[j]):
+                    break
+                if lines[j].startswith("  "):
+                    i = j + 1
+                    break
+            continue
+        if STACK.search(line):
+            in_stack = True
+            continue
+        if in_stack and line[:1].isspace():
+            continue  # a frame, or its code
+        in_stack = False
+        if not WARNING.search(line):
+            out.append(line)
+    return out
 
 
 def _exit_text(code: Optional[int]) -> str:
