@@ -118,3 +118,15 @@ def test_a_git_ignored_folder_named_explicitly_is_walked(project, capsys):
     write(project, "model.py")
     assert linted(capsys, ".") == ["model.py"]
     assert linted(capsys, "vendored") == [os.path.join("vendored", "lib.py")]
+
+
+@pytest.mark.parametrize("rel", ["build/x.py", "pkg/build/x.py", "pkg/sub/a.py", "pkg/other/a.py", "a/generated/b.py",
+                                 "gen.py", "docs/x.py", "docs", "src/docs/y.py", "keep.py"])
+def test_plain_patterns_agree_with_pathspec_where_pathspec_is_missing(rel):
+    """A bare interpreter without pathspec reads the usual patterns the same way (with a note)."""
+    import pathspec
+
+    from torchsync_lint import files
+
+    patterns = ("build", "pkg/sub", "**/generated/*.py", "gen.py", "docs/", "# a comment", "")
+    assert files._PlainSpec(patterns).match_file(rel) == pathspec.GitIgnoreSpec.from_lines(patterns).match_file(rel)
