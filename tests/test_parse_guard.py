@@ -7,7 +7,7 @@ import time
 import pytest
 
 from torchsync_lint import parse_guard
-from torchsync_lint.parse_guard import MAX_CHAIN, MAX_DEPTH, refusal
+from torchsync_lint.parse_guard import MAX_CHAIN, MAX_DEPTH, MAX_ELIF, refusal
 
 N = 20_000
 PATHOLOGICAL = {
@@ -24,6 +24,12 @@ PATHOLOGICAL = {
     "nested brackets": ("x = " + "[" * N + "]" * N, 1),
     "nested over lines": ("x = " + "[\n" * N + "]\n" * N, 1),
     "after a docstring with a stray bracket": ('"""doc ( unbalanced\n"""\nx = (1\n' + "    + 1\n" * N + ")", 3),
+    # no slower than a list, but nested: LibCST's stack overflows
+    "and": ("x = " + " and ".join(["a"] * N), 1),
+    "or over lines": ("x = (a\n" + "     or a\n" * N + ")", 1),
+    "elif clauses": ("import os\nif x:\n    pass\n" + "elif x:\n    pass\n" * N, 2),
+    # the analysis is quadratic in their depth
+    "nested lambdas": ("f = " + "lambda: " * (MAX_DEPTH + 1) + "1", 1),
 }
 
 
@@ -45,6 +51,10 @@ ORDINARY = {
     "brackets in strings": "x = [\n" + "    '(((',\n" * N + "]\n",
     "200 nested brackets": "x = " + "(" * MAX_DEPTH + "1" + ")" * MAX_DEPTH + "\n",
     "longest chain allowed": "x = 1" + " + 1" * MAX_CHAIN + "\n",
+    "many lambdas": "x = {" + ", ".join(f"{i}: lambda x: x + {i}" for i in range(N)) + "}\n",
+    "elif clauses allowed": "if x:\n    pass\n" + "elif x:\n    pass\n" * MAX_ELIF,
+    "many if statements": ("if x:\n    pass\n" + "elif x:\n    pass\n" * 500) * 10,
+    "nested if statements": "if x:\n" + "    if x:\n        pass\n    elif x:\n        pass\n" * 3000,
 }
 
 
@@ -56,6 +66,8 @@ def test_ordinary_code_is_not_refused(name):
 def test_the_limits_are_exact():
     assert refusal("x = 1" + " + 1" * (MAX_CHAIN + 1) + "\n") is not None
     assert refusal("x = " + "(" * (MAX_DEPTH + 1) + "1" + ")" * (MAX_DEPTH + 1) + "\n") is not None
+    assert refusal("if x:\n    pass\n" + "elif x:\n    pass\n" * (MAX_ELIF + 1)) is not None
+    assert refusal("f = " + "lambda: " * MAX_DEPTH + "1\n") is None
 
 
 def test_own_sources_are_not_refused():
