@@ -1,5 +1,6 @@
 """Bad input: one clear message naming the file (and line), the other files still linted, no traceback."""
 
+import os
 import subprocess
 import sys
 
@@ -149,13 +150,17 @@ def test_internal_error_in_a_rule_is_reported_per_file(project, capsys, monkeypa
 CHAIN = " + ".join(["1"] * 20_000)
 TOO_COSTLY = {
     # name: (text, the start of the message on stderr, and words in it); LibCST would take minutes
-    # on the first two, and crash (stack overflow) on the third, which CPython rejects
+    # on the first two, and crash (stack overflow) on the others (CPython rejects the first of them)
     "chain.py": (f"import torch\nx = {CHAIN}\n", "chain.py:2: error: file skipped: ",
                  "19999 operators in one expression (more than 1000)"),
     "chain_no_torch.py": ("import os\n\n\ndef f():\n    return (\n        " + CHAIN.replace(" + ", "\n        + ")
                           + "\n    )\n", "chain_no_torch.py:5: error: file skipped: ", "19999 operators"),
     "deep.py": ("import torch\nx = " + "[" * 5000 + "]" * 5000 + "\n", "deep.py:2:",
                 "error: syntax error: too many nested parentheses"),
+    "elifs.py": ("import torch\nif x: pass\n" + "elif x: pass\n" * 20_000, "elifs.py:2: error: file skipped: ",
+                 "an if statement with 20000 elif clauses"),
+    "ands.py": ("import torch\nx = " + " and ".join(["a"] * 20_000) + "\n", "ands.py:2: error: file skipped: ",
+                "19999 operators in one expression"),
 }
 
 
@@ -170,3 +175,20 @@ def test_files_too_costly_for_libcst_are_skipped_quickly(project):
     assert len(lines) == len(TOO_COSTLY)
     for (_, start, words), line in zip(TOO_COSTLY.values(), lines):
         assert line.startswith(start) and words in line, line
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_pipes_and_devices_are_not_read(project):
+    (project / "pkg").mkdir()
+    (project / "pkg" / "model.py").write_text(SYNC)
+    os.mkfifo(project / "pkg" / "fifo.py")  # opening it blocks until someone writes
+    (project / "pkg" / "zero.py").symlink_to("/dev/zero")  # reading it never ends
+    proc = subprocess.run([sys.executable, "-m", "torchsync_lint", "--no-cache", "pkg"], cwd=project,
+                          capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stderr) == (1, "")  # skipped in a folder
+    assert proc.stdout.startswith("pkg/model.py:7:16: TSL001")
+    proc = subprocess.run([sys.executable, "-m", "torchsync_lint", "--no-cache", "pkg/fifo.py", "pkg/zero.py"],
+                          cwd=project, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == ["pkg/fifo.py: error: not a regular file (a pipe, socket or device)",
+                                        "pkg/zero.py: error: not a regular file (a pipe, socket or device)"]

@@ -25,6 +25,7 @@ from torchsync_lint.cache import ReportCache
 from torchsync_lint.cache import key as cache_key
 from torchsync_lint.config import Config
 from torchsync_lint.files import iter_python_files as select_files
+from torchsync_lint.files import special
 from torchsync_lint.finding import FileError, Finding, LintResult
 from torchsync_lint.inference.context import FileContext
 from torchsync_lint.inference.evaluate import Evaluator
@@ -549,6 +550,9 @@ def lint_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None,
     for path, explicit in iter_python_files(paths, config):
         if explicit and not os.path.exists(path):
             result.errors.append(FileError(path, "no such file or directory"))
+            continue
+        if explicit and special(path):
+            result.errors.append(FileError(path, "not a regular file (a pipe, socket or device)"))
             continue
         files.append(path)
     files = list(dict.fromkeys(files))

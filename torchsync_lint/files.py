@@ -1,5 +1,5 @@
 """Which files a run checks: directories walked for ``*.py``/``*.pyi``, minus what ``exclude``,
-``extend-exclude`` and ``.gitignore`` leave out.
+``extend-exclude`` and ``.gitignore`` leave out, and pipes, sockets and devices.
 
 ``exclude`` and ``extend-exclude`` are gitignore-style patterns relative to the configuration's
 folder (``build``, a name at any depth; ``pkg/sub``, one path; ``**/generated/*.py``). ``.gitignore``
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from functools import lru_cache
 from typing import TYPE_CHECKING, Iterable, Iterator, List, Optional, Tuple
 
@@ -144,12 +145,22 @@ def iter_python_files(paths: Iterable[str], config: "Config") -> Iterator[Tuple[
                 dirs[:] = sorted(d for d in dirs if not _skipped(config, os.path.join(root, d), True, base, git_stop))
                 for f in sorted(files):
                     full = os.path.join(root, f)
-                    if f.endswith(PYTHON_SUFFIXES) and not _skipped(config, full, False, base, git_stop):
+                    if (f.endswith(PYTHON_SUFFIXES) and not _skipped(config, full, False, base, git_stop)
+                            and not special(full)):
                         yield full, False
         elif config.force_exclude and excluded(config, p, False):
             continue
         else:
             yield p, True
+
+
+def special(path: str) -> bool:
+    """A pipe, socket or device (or a link to one): reading it blocks, or never ends. A dangling
+    link is not special: it is reported as unreadable."""
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def per_file_codes(config: "Config", path: str) -> List[str]:
