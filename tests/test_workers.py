@@ -120,3 +120,46 @@ def test_leaving_the_block_by_an_exception_kills_the_workers_at_once():
     assert time.monotonic() - t0 < 5  # not 30 s for each queued sleep
     assert [p.pid for p in processes if alive(p.pid)] == []
     assert all(f.cancelled() or f.exception(timeout=5) is not None for f in futures)
+
+
+def _dies_on_three(i):
+    if i == 3:
+        os.kill(os.getpid(), signal.SIGKILL)  # as a crash in native code would (no faulthandler dump)
+    return i * 10
+
+
+def test_a_worker_dying_costs_only_its_item():
+    got = workers.pool_map(2, _dies_on_three, range(40), chunksize=4, on_crash=lambda i: f"crashed on {i}")
+    assert got == [i * 10 if i != 3 else "crashed on 3" for i in range(40)]
+
+
+CRASH_ON_BOOM = """\
+import os, signal, sys
+from torchsync_lint import cli, engine
+
+real = engine.check_source
+
+
+def crashing(source, path, *args, **kwargs):  # a native crash, met only in one file
+    if path.endswith("boom.py"):
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return real(source, path, *args, **kwargs)
+
+
+engine.check_source = crashing
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+def test_a_file_that_crashes_its_worker_is_one_error(tmp_path):
+    for i in range(20):  # enough files for a worker pool
+        (tmp_path / f"m{i}.py").write_text(MODULE)
+    (tmp_path / "boom.py").write_text(MODULE)
+    proc = subprocess.run([sys.executable, "-c", CRASH_ON_BOOM, "--isolated", "--no-cache", "--jobs", "2", "-q", "."],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in proc.stderr
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == ["./boom.py: error: internal error, please report: the process checking this "
+                                        "file died (a crash in native code, such as LibCST's parser)"]
+    linted = {line.split(":")[0] for line in proc.stdout.splitlines()}
+    assert linted == {f"./m{i}.py" for i in range(20)}

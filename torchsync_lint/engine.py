@@ -474,6 +474,12 @@ def _check_data(data: bytes, path: str, options: Options, project=None, want_int
         return FileReport(path, error=FileError(path, internal_error(exc)))
 
 
+def crashed(path: str, *_args) -> FileReport:
+    """The report for a file whose check killed its worker process (``workers.pool_map``)."""
+    return FileReport(path, error=FileError(path, "internal error, please report: the process checking this file "
+                                                  "died (a crash in native code, such as LibCST's parser)"))
+
+
 def internal_error(exc: BaseException) -> str:
     """One line for a bug of ours met while checking a file: the exception and where it was raised."""
     tb = traceback.extract_tb(exc.__traceback__)

@@ -20,7 +20,7 @@ from typing import Dict, List, Optional, Tuple
 from torchsync_lint import import_order, workers
 from torchsync_lint.cache import ReportCache
 from torchsync_lint.cache import key as cache_key
-from torchsync_lint.engine import (FileReport, Options, cached_report, check_file, decode, interface_only,
+from torchsync_lint.engine import (FileReport, Options, cached_report, check_file, crashed, decode, interface_only,
                                    module_name_for)
 from torchsync_lint.inference.project import Project
 from torchsync_lint.inference.values import (
@@ -165,13 +165,13 @@ def _map_wave(paths: List[str], options: Options, jobs: int, cache_dir: Optional
     n = len(paths)
     if not interfaces:
         if jobs > 1 and n >= 16:
-            with workers.pool(jobs) as pool:
-                return list(pool.map(check_file, paths, [options] * n, [cache_dir] * n, chunksize=8))
+            return workers.pool_map(jobs, check_file, paths, [options] * n, [cache_dir] * n, chunksize=8,
+                                    on_crash=crashed)
         return [check_file(p, options, cache_dir) for p in paths]
     if jobs > 1 and n >= 16:
         # a pool per wave: workers start with the interfaces so far (forked, not copied, on Linux)
-        with workers.pool(jobs, _init_worker, (interfaces, digest)) as pool:
-            return list(pool.map(_ordered_check, paths, [options] * n, [cache_dir] * n, chunksize=4))
+        return workers.pool_map(jobs, _ordered_check, paths, [options] * n, [cache_dir] * n, chunksize=4,
+                                initializer=_init_worker, initargs=(interfaces, digest), on_crash=crashed)
     _init_worker(interfaces, digest)
     return [_ordered_check(p, options, cache_dir) for p in paths]
 
@@ -181,9 +181,8 @@ def _run_again(reports: List[FileReport], todo: List[int], interfaces: Dict[str,
     paths = [reports[i].path for i in todo]
     n = len(paths)
     if jobs > 1 and n >= 16:
-        with workers.pool(jobs, _init_worker, (interfaces,)) as pool:
-            again = list(pool.map(_recheck, paths, [options] * n, [want_interface] * n, [cache_dir] * n,
-                                  chunksize=4))
+        again = workers.pool_map(jobs, _recheck, paths, [options] * n, [want_interface] * n, [cache_dir] * n,
+                                 chunksize=4, initializer=_init_worker, initargs=(interfaces,), on_crash=crashed)
     else:
         _init_worker(interfaces)
         again = [_recheck(p, options, want_interface, cache_dir) for p in paths]

@@ -9,6 +9,9 @@ A killed run must not leave its workers behind, checking files for no one. Three
   ``Terminated``) that leave ``pool``'s block, which kills the workers instead of waiting for
   every queued file;
 - the run ends normally: the pool is shut down and joined as usual.
+
+``pool_map`` also survives a worker that dies on its own (a crash in native code): only the item
+it was on is lost, and answered for.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import os
 import signal
 import sys
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Callable, Iterator, Optional
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
@@ -61,6 +65,36 @@ def pool(jobs: int, initializer: Optional[Callable] = None, initargs: tuple = ()
         executor.shutdown(wait=True, cancel_futures=True)  # prompt: the pool sees its workers dead
         raise
     executor.shutdown(wait=True)
+
+
+def pool_map(jobs: int, fn: Callable, *iterables, chunksize: int = 1, initializer: Optional[Callable] = None,
+             initargs: tuple = (), on_crash: Optional[Callable] = None) -> list:
+    """``list(executor.map(fn, *iterables))`` on a ``pool`` that survives a worker dying (a crash
+    in native code kills the process, and with it the whole pool): the first unfinished item runs
+    again alone, in a fresh process, where ``on_crash(*its arguments)`` answers for it if it dies
+    again; the rest go on in a fresh pool."""
+    items = list(zip(*iterables))
+    out: list = []
+    while len(out) < len(items):
+        rest = items[len(out):]
+        try:
+            with pool(jobs, initializer, initargs) as executor:
+                for result in executor.map(fn, *zip(*rest), chunksize=chunksize):
+                    out.append(result)
+        except BrokenProcessPool:
+            out.append(_alone(fn, items[len(out)], initializer, initargs, on_crash))
+    return out
+
+
+def _alone(fn: Callable, args: tuple, initializer: Optional[Callable], initargs: tuple,
+           on_crash: Optional[Callable]):
+    try:
+        with pool(1, initializer, initargs) as executor:
+            return executor.submit(fn, *args).result()
+    except BrokenProcessPool:
+        if on_crash is None:
+            raise
+        return on_crash(*args)
 
 
 def _raise_terminated(signum, frame) -> None:
