@@ -281,10 +281,23 @@ def test_internal_error_is_one_error_for_that_file(tmp_path, jobs):
     assert loss.startswith("loss.py:7:17: TSL001 ")  # the other file is still linted
 
 
+def _null_bytes_raise_value_error():
+    try:
+        compile("x = 1  # \x00", "x.py", "exec")
+    except ValueError:
+        return True
+    except SyntaxError:
+        return False
+    return False
+
+
 @pytest.mark.parametrize("name, tail, words", [
     # flake8 falls back to latin-1 where CPython (and the CLI) refuse the file
     ("latin1.py", b"# caf\xe9\n", "cannot decode file (invalid continuation byte)"),
-    ("nul.py", b"# a\x00b\n", "cannot contain null bytes"),  # LibCST reads on; CPython stops
+    # LibCST reads on; CPython stops. Where CPython says so with a ValueError (3.10, early 3.11),
+    # flake8 itself stops with a traceback, before any plugin runs.
+    pytest.param("nul.py", b"# a\x00b\n", "cannot contain null bytes", marks=pytest.mark.skipif(
+        _null_bytes_raise_value_error(), reason="flake8 crashes on null bytes with this Python")),
 ])
 def test_cli_and_flake8_agree_on_undecodable_files_and_null_bytes(tmp_path, capsys, monkeypatch, name, tail, words):
     (tmp_path / name).write_bytes(SYNC.encode() + tail)
