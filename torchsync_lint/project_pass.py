@@ -4,8 +4,8 @@ on other files (``inference.project``), and keep interfaces in the cache for the
 
 Cold run: every file is checked once, in import order (``first_pass``): with the interfaces of
 the files it imports at hand when they are not part of an import cycle with it (findings,
-interface, the references its rules met and what they resolved to). Then the files whose functions take parameters only other files
-pass get their interfaces again with those values, and every file that met a reference the
+interface, the references its rules met and what they resolved to). Then the files whose
+functions take parameters only other files pass get their interfaces again with those values, and every file that met a reference the
 project can answer is checked again with the project. Results of both passes are cached by the
 file's bytes and a digest of all interfaces, so an unchanged tree is answered from the cache.
 """
@@ -159,8 +159,7 @@ def _map_wave(paths: List[str], options: Options, jobs: int, cache_dir: Optional
         hits = [cached_report(p, options, cache_dir, digest if ordered else "", False, ordered) for p in paths]
         misses = [p for p, h in zip(paths, hits) if h is None]
         if len(misses) < len(paths):
-            done = iter(_map_wave(misses, options, jobs, None if not misses else cache_dir, interfaces, digest)
-                        if misses else ())
+            done = iter(_map_wave(misses, options, jobs, cache_dir, interfaces, digest) if misses else ())
             return [h if h is not None else next(done) for h in hits]
     n = len(paths)
     if not interfaces:
