@@ -6,7 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
-from torchsync_lint.inference.values import CPU, LIST, TENSOR_SEQ, TUPLE, UNKNOWN, Value
+from torchsync_lint.inference.values import CPU, DEVICE, LIST, STR, TENSOR, TENSOR_SEQ, TUPLE, UNKNOWN, Value
 from torchsync_lint.walk import iter_children
 
 
@@ -32,6 +32,35 @@ def is_true(expr: Optional[cst.BaseExpression]) -> bool:
 
 def is_false(expr: Optional[cst.BaseExpression]) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "False"
+
+
+def non_blocking(call: cst.Call) -> bool:
+    """``non_blocking=`` anything but False (a flag may be True), or ``True`` passed where
+    ``to(device, dtype, non_blocking)`` / ``to(dtype, non_blocking)`` / ``to(other, non_blocking)`` take it."""
+    kw = arg(call, None, "non_blocking")
+    if kw is not None:
+        return not is_false(kw.value)
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    return any(is_true(v) for v in positional[1:3])
+
+
+def names_a_gpu_device(ctx, call: cst.Call) -> bool:
+    """``.to(...)`` moves to a device that is not known to be the CPU: ``device=``,
+    ``torch.device(...)``, ``"cuda"``, another tensor, or a name that says it holds a device
+    (``device``, ``self.dev``: a dtype would say dtype, and the evaluator types those)."""
+    given = arg(call, None, "device")
+    if given is None:
+        if not call.args or call.args[0].keyword is not None:
+            return False
+        given = call.args[0]
+    expr = given.value
+    if isinstance(expr, cst.SimpleString):
+        return "cuda" in expr.evaluated_value  # not "meta", "cpu"
+    v = ctx.value(expr)
+    if v.kind in (DEVICE, STR, TENSOR):
+        return v.device != CPU
+    name = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
+    return v.kind == UNKNOWN and name.lower().endswith(("device", "dev"))
 
 
 def method_name(call: cst.Call) -> Optional[str]:

@@ -1,12 +1,10 @@
 """TSL003 copy-to-host."""
 
-from typing import Optional
-
 import libcst as cst
 
 from torchsync_lint.inference.values import CPU, TENSOR, UNKNOWN
 from torchsync_lint.rule import Rule
-from torchsync_lint.rules._common import arg, is_true
+from torchsync_lint.rules._common import arg, is_true, non_blocking
 
 
 class CopyToHost(Rule):
@@ -110,7 +108,7 @@ class CopyToHost(Rule):
             force = arg(node, 0, "force")
             if force is not None and is_true(force.value):
                 self.report(f.attr)
-        elif self.ctx.value(node).device == CPU and not _non_blocking(node):
+        elif self.ctx.value(node).device == CPU and not non_blocking(node):
             self.report(f.attr)
 
     def _cpu_then_numpy(self, inner: cst.BaseExpression) -> None:
@@ -146,12 +144,3 @@ class CopyToHost(Rule):
         if self.ctx.maybe_gpu_tensor(src.value) and not (blocking is not None and is_true(blocking.value)):
             self.report(f.attr)
 
-
-def _non_blocking(call: cst.Call) -> bool:
-    """``non_blocking=True``, or ``True`` passed where ``to(device, dtype, non_blocking)`` /
-    ``to(dtype, non_blocking)`` / ``to(other, non_blocking)`` take it."""
-    kw: Optional[cst.Arg] = arg(call, None, "non_blocking")
-    if kw is not None:
-        return is_true(kw.value)
-    positional = [a.value for a in call.args if a.keyword is None and not a.star]
-    return any(is_true(v) for v in positional[1:3])

@@ -9,7 +9,7 @@ from torchsync_lint.inference import torch_facts
 from torchsync_lint.inference.values import CPU, DEVICE, LIST, MODULE, NDARRAY, STR, TENSOR, TUPLE, UNKNOWN
 from torchsync_lint.rule import Rule
 from torchsync_lint.rules import _fixes as fx
-from torchsync_lint.rules._common import arg, is_false
+from torchsync_lint.rules._common import arg, names_a_gpu_device, non_blocking
 
 # Factories whose literal scalar argument `torch.full((), v)` makes with the same dtype.
 SCALAR_FACTORIES = frozenset(("torch.tensor", "torch.as_tensor"))
@@ -149,7 +149,7 @@ class HostTensorToDevice(Rule):
         elif method == "new_tensor":
             if self.ctx.value(node.func.value).device != CPU and not self._data_on_device(node):
                 self.report(node)
-        elif method in ("cuda", "to") and not self._non_blocking(node):
+        elif method in ("cuda", "to") and not non_blocking(node):
             before = self.ctx.value(node.func.value)
             after = self.ctx.value(node)
             if before.device == CPU and after.kind == TENSOR and after.device != CPU:
@@ -170,12 +170,12 @@ class HostTensorToDevice(Rule):
         parameters and buffers are copied to the GPU each time the line runs."""
         func = call.func
         if not (isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda")
-                and isinstance(func.value, cst.Call) and not self._non_blocking(call)):
+                and isinstance(func.value, cst.Call) and not non_blocking(call)):
             return False
         module = self.ctx.value(func.value)
         if module.kind != MODULE or module.cls in torch_facts.stateless_modules():
             return False  # `nn.ReLU().to(d)`: nothing to copy (measured: no sync)
-        return func.attr.value == "cuda" or self._names_a_device(call)
+        return func.attr.value == "cuda" or names_a_gpu_device(self.ctx, call)
 
     # -- fixes ---------------------------------------------------------------------------------
     def _fix_factory(self, call: cst.Call, q: str):
@@ -209,7 +209,7 @@ class HostTensorToDevice(Rule):
                 return hoisted
         if any(a.keyword is None for a in call.args[1:]):
             return None  # to(device, dtype, non_blocking) spelled positionally: leave it
-        if method == "to" and not self._names_a_device(call):
+        if method == "to" and not names_a_gpu_device(self.ctx, call):
             return None  # `.to(x)` with an `x` inference cannot place: perhaps a dtype
         return fx.make(fx.UNSAFE, "copy with `non_blocking=True` (needs pinned memory to overlap)", call,
                        fx.with_keyword(call, "non_blocking", "True"))
@@ -227,22 +227,6 @@ class HostTensorToDevice(Rule):
         if a.keyword is not None and a.keyword.value != "device":
             return None
         return fx.code(a.value) if self.ctx.value(a.value).kind in (DEVICE, STR, UNKNOWN) else None
-
-    def _names_a_device(self, call: cst.Call) -> bool:
-        """`.to(device=...)`, `.to(torch.device(...))`, `.to("cuda")`, `.to(other_tensor)`, or a
-        name that says it holds a device (`device`, `self.dev`)."""
-        if fx.keyword(call, "device") is not None:
-            return True
-        if not call.args or call.args[0].keyword is not None:
-            return False
-        first = call.args[0].value
-        if isinstance(first, cst.SimpleString):
-            return "cuda" in first.evaluated_value  # not "meta", "cpu": no host-to-GPU copy to overlap
-        kind = self.ctx.value(first).kind
-        if kind in (DEVICE, STR, TENSOR):
-            return True
-        name = fx.code(first).lower()
-        return kind == UNKNOWN and (name.endswith("device") or name.endswith("dev"))
 
     def _scalar_factory(self, expr):
         if isinstance(expr, cst.Call) and self.ctx.qualname(expr.func) in SCALAR_FACTORIES and expr.args:
@@ -288,8 +272,3 @@ class HostTensorToDevice(Rule):
     def _data_kind(self, call: cst.Call) -> Optional[str]:
         data = arg(call, 0)
         return self.ctx.value(data.value).kind if data is not None else None
-
-    @staticmethod
-    def _non_blocking(call: cst.Call) -> bool:
-        nb = arg(call, None, "non_blocking")
-        return nb is not None and not is_false(nb.value)

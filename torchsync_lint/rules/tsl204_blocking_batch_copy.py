@@ -1,12 +1,10 @@
 """TSL204 blocking-batch-copy."""
 
-from typing import Optional
-
 import libcst as cst
 
-from torchsync_lint.inference.values import BATCH, CPU, DEVICE, STR, TENSOR, UNKNOWN
+from torchsync_lint.inference.values import BATCH
 from torchsync_lint.rule import Rule
-from torchsync_lint.rules._common import arg, is_true
+from torchsync_lint.rules._common import names_a_gpu_device, non_blocking
 
 PAGEABLE_MESSAGE = (
     "a batch from pageable memory is copied to the GPU even with `non_blocking=True`: a large copy is staged "
@@ -95,41 +93,9 @@ class BlockingBatchCopy(Rule):
         if not (isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda")):
             return
         batch = self.ctx.value(func.value)
-        if batch.kind != BATCH or not self._moves_to_gpu(node, func.attr.value):
+        if batch.kind != BATCH or not (func.attr.value == "cuda" or names_a_gpu_device(self.ctx, node)):
             return
-        blocking = arg(node, None, "non_blocking")
-        if blocking is None and func.attr.value == "to":
-            positional = [a.value for a in node.args if a.keyword is None and not a.star]
-            blocking = next((cst.Arg(v) for v in positional[1:3] if is_true(v)), None)
-        if blocking is None or not is_true(blocking.value):
+        if not non_blocking(node):
             self.report(node)
-        elif not batch.pinned and self._loader_known_unpinned(batch):
+        elif not batch.pinned and not batch.assumed:  # `assumed`: a loader whose pin_memory is unknown
             self.report(node, PAGEABLE_MESSAGE)
-
-    def _moves_to_gpu(self, call: cst.Call, method: str) -> bool:
-        if method == "cuda":
-            return True
-        device = arg(call, 0, "device")
-        if device is None:
-            return False
-        v = self.ctx.value(device.value)
-        if v.kind in (DEVICE, STR, TENSOR):
-            return v.device != CPU
-        return v.kind == UNKNOWN and self._named_device(device.value)
-
-    @staticmethod
-    def _named_device(expr: cst.BaseExpression) -> bool:
-        """`.to(device)`, `.to(self.device)`: an unknown value whose name says device (a dtype
-        would say dtype, and the evaluator types those)."""
-        name: Optional[str] = None
-        if isinstance(expr, cst.Name):
-            name = expr.value
-        elif isinstance(expr, cst.Attribute):
-            name = expr.attr.value
-        return name is not None and name.lower().endswith(("device", "dev"))
-
-    @staticmethod
-    def _loader_known_unpinned(batch) -> bool:
-        # a BATCH value is made from a DataLoader whose pin_memory was read at its construction;
-        # `assumed` marks one that came through an annotated parameter (pin_memory unknown)
-        return not batch.assumed

@@ -2,7 +2,7 @@
 
 import libcst as cst
 
-from torchsync_lint.inference.values import DICT, LIST, TENSOR, TUPLE, Value
+from torchsync_lint.inference.values import CPU, DICT, LIST, TENSOR, TUPLE, Value
 from torchsync_lint.rule import Rule
 from torchsync_lint.rules._common import arg
 
@@ -102,7 +102,7 @@ class SaveCudaState(Rule):
 
 def _gpu_value(v: Value) -> bool:
     if v.kind == TENSOR:
-        return v.device != "cpu" and not v.assumed
+        return v.device != CPU and not v.assumed
     if v.kind in (DICT, LIST, TUPLE):
         members = list(v.elts) + ([v.item] if v.item is not None else [])
         return any(_gpu_value(m) for m in members)
