@@ -14,6 +14,7 @@ import libcst as cst
 
 from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference import torch_facts
+from torchsync_lint.inference import training_utils
 from torchsync_lint.inference.names import dotted
 from torchsync_lint.inference.values import (
     CPU,
@@ -101,6 +102,9 @@ class TorchCalls:
             return Value(NDARRAY)
         if q.startswith("math."):
             return number()
+        made = training_utils.instance(self, q, call, scope)  # a measured metric or logger class
+        if made is not None:
+            return made
         if not q.startswith("torch."):
             if q.split(".")[0] in EXTERNAL_ROOTS:
                 return None
