@@ -2,7 +2,8 @@
 metrics, TensorBoard's ``SummaryWriter``, Lightning's ``TensorBoardLogger``): what their constructor
 calls evaluate to. Only classes that ``catalog/data/training_utils.json`` names are recognised.
 
-A metric is ``Value(OBJECT, cls="<measured class>#<tag>")``, the tag naming the measured variant
+A metric (an ``nn.Module``: ``.to(device)`` and ``.cuda()`` keep it) is
+``Value(MODULE, cls="<measured class>#<tag>")``, the tag naming the measured variant
 its constructor's literal arguments match (``torchmetrics.Accuracy|task='multiclass',num_classes=10``),
 or ``cls="<measured class>"`` alone when no measured variant matches. A ``MetricCollection`` keeps
 its members' values in ``elts`` (from a list, tuple or dict literal). Loggers are
@@ -16,7 +17,7 @@ from typing import Optional
 import libcst as cst
 
 from torchsync_lint.catalog import training_utils as data
-from torchsync_lint.inference.values import OBJECT, Value
+from torchsync_lint.inference.values import MODULE, OBJECT, Value
 
 TAG = "#"
 
@@ -40,13 +41,13 @@ def instance(evaluator, q: str, call: cst.Call, scope) -> Optional[Value]:
     written = data.metric_group(q)
     if written is not None:
         if any(a.star for a in call.args):
-            return Value(OBJECT, cls=written)
+            return Value(MODULE, cls=written)
         if written == data.COLLECTION:
-            return Value(OBJECT, cls=written, elts=_members(evaluator, call, scope))
+            return Value(MODULE, cls=written, elts=_members(evaluator, call, scope))
         positional = [literal(a.value) for a in call.args if a.keyword is None]
         keywords = {a.keyword.value: literal(a.value) for a in call.args if a.keyword is not None}
         tag = data.metric_variant(written, positional, keywords)
-        return Value(OBJECT, cls=written if tag is None else written + TAG + tag)
+        return Value(MODULE, cls=written if tag is None else written + TAG + tag)
     logger = data.logger_class(q)
     if logger is not None:
         return Value(OBJECT, cls=logger)
@@ -72,10 +73,10 @@ def _members(evaluator, call: cst.Call, scope) -> tuple:
 
 def metric_tag(v: Value) -> Optional[str]:
     """The measured variant of a metric value, or None."""
-    if v.kind != OBJECT or not v.cls or TAG not in v.cls:
+    if v.kind != MODULE or not v.cls or TAG not in v.cls:
         return None
     return v.cls.split(TAG, 1)[1]
 
 
 def is_collection(v: Value) -> bool:
-    return v.kind == OBJECT and v.cls == data.COLLECTION
+    return v.kind == MODULE and v.cls == data.COLLECTION
