@@ -13,7 +13,7 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
-from torchsync_lint.inference.values import BATCH, TENSOR, UNKNOWN, Value, join, tensor
+from torchsync_lint.inference.values import BATCH, SELF_ATTR, TENSOR, UNKNOWN, Value, join, tensor
 
 _TENSOR_TYPES = frozenset(("torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"))
 
@@ -39,6 +39,8 @@ def _join_states(states: List[Dict[str, Value]], before: Dict[str, Value]) -> Di
         names.update(s)
     for name in names:
         vals = [s.get(name, before.get(name)) for s in states]
+        if name.startswith(SELF_ATTR) and None in vals:
+            continue  # `self.x` set on one path only: the others read what the class holds
         known = [v for v in vals if v is not None]  # unbound on a path: that path cannot read it
         # a path where inference could not tell (no reference to resolve either) does not erase
         # a tensor another path made: `if mask is not None: edges = edges & mask` stays a tensor

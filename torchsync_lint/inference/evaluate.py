@@ -14,6 +14,7 @@ import libcst as cst
 
 from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference import torch_facts as facts
+from torchsync_lint.inference.annotations import Annotations, without_arraylike
 from torchsync_lint.inference.index import STEP_HOOKS, ClassInfo, FileIndex, FunctionInfo
 from torchsync_lint.inference.names import dotted
 from torchsync_lint.inference.values import (
@@ -32,6 +33,7 @@ from torchsync_lint.inference.values import (
     OBJECT,
     RANGE,
     SELF,
+    SELF_ATTR,
     SIZE,
     STR,
     STREAM,
@@ -80,13 +82,14 @@ class Scope:
         return None
 
 
-class Evaluator(TorchCalls):
+class Evaluator(TorchCalls, Annotations):
     def __init__(self, index: FileIndex, hot_functions: Set[str] = frozenset(), project=None,
                  assume_params: Optional[str] = None) -> None:
         self.index = index
         # interfaces only: summarise functions as if their unknown parameters held tensors
         # ("any": anywhere, "cpu": on the host), for call sites that pass tensors
         self.assume_params = assume_params
+        self._host_variant: Optional["Evaluator"] = None  # assume_params="cpu", made on demand
         # other files' interfaces (``inference.project.Project``); None: references stay symbolic
         self.project = project
         self.refs: Set[tuple] = set()  # references met while no project was there to resolve them
@@ -214,11 +217,11 @@ class Evaluator(TorchCalls):
         if local is not None:
             m = self.method(local, name)
             if m is not None:
-                return self.returns(m)
+                return self.returns_at(m, call, scope)
             if name == "__call__" and recv.kind == MODULE:
                 m = self.method(local, "forward")
                 if m is not None:
-                    return self.returns(m)
+                    return self.returns_at(m, call, scope)
             if not self._foreign_bases(local):
                 return tensor() if recv.kind == MODULE and name in ("forward", "__call__") else UNKNOWN_VALUE
         if recv.cls == "torch.nn.Module":
@@ -282,6 +285,10 @@ class Evaluator(TorchCalls):
                 # reassigned from something we cannot see: ``images, targets = self.transform(...)``
                 value = self.declared(scope.func).get(target.value, value)
             scope.values[target.value] = value
+        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and scope.func is not None:
+            if (scope.lookup(target.value.value) or UNKNOWN_VALUE).kind == SELF:
+                # `self.x = ...`: what this method reads back until the next assignment
+                scope.values[SELF_ATTR + target.attr.value] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = target.elements
             starred = any(isinstance(e, cst.StarredElement) for e in elements)
@@ -291,6 +298,10 @@ class Evaluator(TorchCalls):
                     continue
                 if value.kind in (TUPLE, LIST) and len(value.elts) == len(elements) and not starred:
                     v = value.elts[i]
+                elif value.kind in (TUPLE, LIST) and starred and len(value.elts) >= len(elements) - 1:
+                    # `a, *rest, b = t`: the names before the star count from the front, after it from the back
+                    before = next(j for j, x in enumerate(elements) if isinstance(x, cst.StarredElement)) > i
+                    v = value.elts[i] if before else value.elts[len(value.elts) - (len(elements) - i)]
                 elif value.kind == SIZE:
                     v = INT
                 elif value.kind in (LIST, TUPLE) and value.item is not None and not value.elts:
@@ -397,6 +408,8 @@ class Evaluator(TorchCalls):
                     v = generic
                 if v.kind == UNKNOWN and v.ref is None and self.assume_params is not None:
                     v = tensor(CPU if self.assume_params == "cpu" else None)
+                elif v.kind == TENSOR and v.device is None and self.assume_params == "cpu":
+                    v = v.with_(device=CPU)  # `betas: Tensor` called with host tensors
                 out[name] = v
             if isinstance(p.star_arg, cst.Param):
                 out[p.star_arg.name.value] = Value(TUPLE)
@@ -440,7 +453,8 @@ class Evaluator(TorchCalls):
         return last[:1].isupper() and last not in ("Any", "Tensor") and not name.startswith("torch.")
 
     def declared(self, func: FunctionInfo) -> Dict[str, Value]:
-        """Parameters' declared types: annotations, else a PEP 484 ``# type: (...) -> ...`` comment."""
+        """Parameters' declared types: annotations, else a PEP 484 ``# type: (...) -> ...`` comment;
+        and locals declared with an annotation."""
         got = self._declared.get(id(func))
         if got is not None:
             return got
@@ -461,6 +475,11 @@ class Evaluator(TorchCalls):
                 v = self.annotation_value(param.annotation.annotation)
                 if v.kind != UNKNOWN:
                     out[param.name.value] = v
+        for b in func.bindings:  # `img_np: np.ndarray` declares a local the same way
+            if b[0] == "annassign" and isinstance(b[1][0], cst.Name) and b[1][0].value not in out:
+                v = self.annotation_value(b[3])
+                if v.kind != UNKNOWN:
+                    out[b[1][0].value] = v
         return out
 
     def _from_call_sites(self, func: FunctionInfo, name: str, pos: Optional[int]) -> Value:
@@ -538,6 +557,34 @@ class Evaluator(TorchCalls):
             return self.params(caller).get(name)
         return None
 
+    def returns_at(self, func: FunctionInfo, call: Optional[cst.Call], scope: Optional[Scope]) -> Value:
+        """What ``func`` returns to this call. A summary that cannot place its tensor result (it
+        follows its parameters) is asked again with host tensors for the parameters when every
+        argument here is a host tensor or a plain Python value: ``rescale(betas)`` of a CPU table
+        stays on the CPU."""
+        out = self.returns(func)
+        if (call is None or scope is None or out.kind != TENSOR or out.device is not None
+                or self.assume_params is not None or not call.args or not self._host_arguments(call, scope)):
+            return out
+        if self._host_variant is None:
+            self._host_variant = Evaluator(self.index, self.hot_functions, project=self.project, assume_params="cpu")
+        alt = self._host_variant.returns(func)
+        return alt if alt.kind == TENSOR and alt.device == CPU else out
+
+    def _host_arguments(self, call: cst.Call, scope: Scope) -> bool:
+        seen_tensor = False
+        for a in call.args:
+            if a.star:
+                return False
+            v = self.infer(a.value, scope)
+            if v.kind == TENSOR:
+                if v.device != CPU:
+                    return False
+                seen_tensor = True
+            elif v.kind not in (NUMBER, STR, NONE, SIZE, DTYPE) or v.device is not None:
+                return False
+        return seen_tensor
+
     def returns(self, func: FunctionInfo) -> Value:
         got = self._returns.get(id(func))
         if got is not None:
@@ -554,6 +601,7 @@ class Evaluator(TorchCalls):
             comment = _signature_comment(func.node) if ann is None else None
             if comment is not None:
                 out = self.annotation_value(comment[1])
+            out = without_arraylike(out)
             if func.returns and (out.kind == UNKNOWN or _vague_tensors(out)):
                 scope = self.summary_scope(func)
                 vals = [self.infer(r, scope) for r in func.returns]
@@ -579,17 +627,16 @@ class Evaluator(TorchCalls):
         got = self._attrs.get(key)
         if got is not None:
             return got
-        if ("attr",) + key in self._busy:
+        busy = ("attr",) + key
+        if busy in self._busy:
+            self._cuts.append(busy)
             return UNKNOWN_VALUE
-        self._busy.add(("attr",) + key)
+        self._busy.add(busy)
         try:
             if name in cls.buffers:
                 out = tensor()
             elif name in cls.attrs:
-                vals = [self.infer(expr, self.summary_scope(f)) for f, expr in cls.attrs[name]]
-                out = vals[0]
-                for v in vals[1:]:
-                    out = join(out, v)
+                out = self._attr_join(cls, key, cls.attrs[name])
             elif name in cls.methods:
                 out = UNKNOWN_VALUE
             else:
@@ -608,7 +655,46 @@ class Evaluator(TorchCalls):
             self._attrs[key] = out
             return out
         finally:
-            self._busy.discard(("attr",) + key)
+            self._busy.discard(busy)
+
+    def _attr_join(self, cls: ClassInfo, key: tuple, assignments) -> Value:
+        """The join of every ``self.x = ...``. One that reads ``self.x`` itself (``self.x =
+        self.x.to("cpu")``) is evaluated again with the join of the others, so that a transformed
+        attribute keeps its kind instead of turning the whole attribute unknown."""
+        busy = ("attr",) + key
+        plain, derived = [], []
+        cut_in = set()  # methods whose replay read the attribute while it was being computed
+        for f, _expr in assignments:
+            mark = len(self._cuts)
+            self.summary_scope(f)
+            if busy in self._cuts[mark:]:
+                cut_in.add(id(f))
+        for f, expr in assignments:
+            mark = len(self._cuts)
+            v = self.infer(expr, self.summary_scope(f))
+            (derived if busy in self._cuts[mark:] or id(f) in cut_in else plain).append((f, expr, v))
+        overwritten = cls.overwritten
+
+        def joined(rows, live_only: bool) -> Optional[Value]:
+            out = None
+            for _f, expr, v in rows:
+                if not (live_only and id(expr) in overwritten):
+                    out = v if out is None else join(out, v)
+            return out
+
+        base = joined(plain, False)
+        if derived and base is not None and base.kind != UNKNOWN:
+            self._attrs[key] = base  # one round of the fixpoint: the derived ones read this
+            try:
+                for f in {id(f): f for f, _e, _v in derived}.values():
+                    self._summary.pop(id(f), None)  # replayed while the attribute was unknown
+                derived = [(f, expr, self.infer(expr, self.summary_scope(f))) for f, expr, _v in derived]
+            finally:
+                self._attrs.pop(key, None)
+        out = joined(plain + derived, True)
+        if out is None:  # every assignment overwritten (cannot be): keep them all
+            out = joined(plain + derived, False)
+        return out if out is not None else UNKNOWN_VALUE
 
     def method(self, cls: Optional[ClassInfo], name: str) -> Optional[FunctionInfo]:
         seen = set()
@@ -623,78 +709,6 @@ class Evaluator(TorchCalls):
                     break
             cls = nxt
         return None
-
-    # -- annotations -------------------------------------------------------------------------
-    def annotation_value(self, ann: cst.BaseExpression) -> Value:
-        if isinstance(ann, cst.SimpleString):
-            try:
-                text = ann.evaluated_value
-                ann = cst.parse_expression(text) if isinstance(text, str) else ann
-            except Exception:
-                return UNKNOWN_VALUE
-        if isinstance(ann, cst.Subscript):
-            head = self.aliases.qualify(ann.value) or dotted(ann.value) or ""
-            last = head.split(".")[-1]
-            inner = [e.slice.value for e in ann.slice if isinstance(e.slice, cst.Index)]
-            if last in ("Optional", "Annotated", "Final") and inner:
-                return self.annotation_value(inner[0])
-            if last == "Union" and inner:
-                vals = [self.annotation_value(i) for i in inner]
-                vals = [v for v in vals if v.kind != NONE]
-                out = vals[0] if vals else UNKNOWN_VALUE
-                for v in vals[1:]:
-                    out = join(out, v)
-                return out
-            if last in ("List", "list", "Sequence", "Iterable", "Iterator", "MutableSequence"):
-                return Value(LIST, item=self._item(inner[0]) if len(inner) == 1 else None)
-            if last in ("Tuple", "tuple"):
-                if len(inner) == 2 and isinstance(inner[1], cst.Ellipsis):  # tuple[Tensor, ...]
-                    return Value(TUPLE, item=self._item(inner[0]))
-                return Value(TUPLE, elts=tuple(self.annotation_value(i) for i in inner if not isinstance(i, cst.Ellipsis)))
-            if last in ("Dict", "dict", "Mapping", "MutableMapping", "OrderedDict", "DefaultDict", "defaultdict"):
-                return Value(DICT, item=self._item(inner[1]) if len(inner) == 2 else None)
-            return UNKNOWN_VALUE
-        if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
-            a, b = self.annotation_value(ann.left), self.annotation_value(ann.right)
-            return b if a.kind == NONE else a if b.kind == NONE else join(a, b)
-        if isinstance(ann, cst.Name) and ann.value == "None":
-            return Value(NONE)
-        name = self.aliases.qualify(ann) or dotted(ann) or ""
-        last = name.split(".")[-1]
-        if name in api.DATA_LOADERS:
-            # pin_memory not known here (`assumed`: the batches it yields may be pinned)
-            return Value(OBJECT, cls="torch.utils.data.DataLoader", assumed=True)
-        if name.startswith("torch.") or last == "Tensor" or name in ("Tensor",):
-            if last in TYPED_TENSORS:
-                return tensor(dtype=TYPED_TENSORS[last] if last != "Tensor" else None)
-            if last == "Parameter":
-                return tensor()
-            if last == "Size":
-                return Value(SIZE)
-            if last == "device":
-                return Value(DEVICE)
-            if last == "dtype":
-                return Value(DTYPE)
-            if name in ("torch.nn.Module", "torch.nn.modules.module.Module"):
-                return Value(MODULE, cls="torch.nn.Module")  # `model: nn.Module`: calling it gives a tensor
-            return UNKNOWN_VALUE
-        if name in ("builtins.int", "builtins.float"):
-            return number(last)
-        if name == "builtins.bool":
-            return BOOL
-        if name == "builtins.str":
-            return Value(STR)
-        if name in ("builtins.list",):
-            return Value(LIST)
-        if name in ("builtins.tuple",):
-            return Value(TUPLE)
-        if name.startswith("numpy.") and last in ("ndarray", "array"):
-            return Value(NDARRAY)
-        return UNKNOWN_VALUE
-
-    def _item(self, ann: cst.BaseExpression) -> Optional[Value]:
-        v = self.annotation_value(ann)
-        return v if v.kind != UNKNOWN else None
 
     # -- expressions -------------------------------------------------------------------------
     def infer(self, e: cst.BaseExpression, scope: Scope) -> Value:
@@ -733,6 +747,10 @@ class Evaluator(TorchCalls):
             return self._dict_literal(e, scope)
         if isinstance(e, cst.Attribute):
             return self._attribute(e, scope)
+        if scope.func is None and scope.cls is None and isinstance(e, (cst.Subscript, cst.BinaryOperation, cst.Call)):
+            alias = self.type_expression(e)  # `NdarrayOrTensor = np.ndarray | torch.Tensor`
+            if alias is not None:
+                return alias
         if isinstance(e, cst.Subscript):
             return self._subscript(e, scope)
         if isinstance(e, cst.Call):
@@ -790,7 +808,8 @@ class Evaluator(TorchCalls):
             return UNKNOWN_VALUE
         base = self.infer(e.value, scope)
         if base.kind == SELF:
-            return self.self_attr(scope.cls, attr)
+            local = scope.lookup(SELF_ATTR + attr)
+            return local if local is not None else self.self_attr(scope.cls, attr)
         if base.kind == BATCH:
             return base  # batch.images (a dataclass or named tuple of host tensors)
         if attr in SHAPE_ATTRS and base.kind not in (NDARRAY,):
@@ -947,7 +966,7 @@ class Evaluator(TorchCalls):
             if recv.kind == SELF:
                 m = self.method(scope.cls, name)
                 if m is not None:
-                    return self.returns(m)
+                    return self.returns_at(m, call, scope)
                 attr = self.self_attr(scope.cls, name)
                 if (attr.kind == MODULE and self._local_class(attr.cls) is None and attr.cls is not None
                         and not attr.cls.startswith("torch.")):
@@ -999,7 +1018,7 @@ class Evaluator(TorchCalls):
                 return UNKNOWN_VALUE
             f = self._local_function(func.value, scope)
             if f is not None:
-                return self.returns(f)
+                return self.returns_at(f, call, scope)
             cls = self.index.classes.get(func.value)
             if cls is not None:
                 return self._instance(cls)

@@ -48,6 +48,9 @@ class ClassInfo:
     attrs: Dict[str, List[Tuple["FunctionInfo", cst.BaseExpression]]] = field(default_factory=dict)
     buffers: Set[str] = field(default_factory=set)  # register_buffer / register_parameter names
     is_module: bool = False
+    # id() of assigned values that a later assignment in the same method always overwrites
+    # (same block or an enclosing one): other methods never see them
+    overwritten: Set[int] = field(default_factory=set)
 
 
 @dataclass(eq=False)
@@ -105,6 +108,8 @@ class FileIndex(cst.CSTVisitor):
         self._loop_stack: List[cst.CSTNode] = []
         self._loop_calls: List[List[str]] = []  # callee keys seen per open loop
         self.mentions_torch = False
+        self._blocks: List[int] = []  # open statement blocks, innermost last
+        self._attr_blocks: Dict[tuple, List[tuple]] = {}  # (method, attr) -> [(blocks, value)]
 
     # -- keys --------------------------------------------------------------------------------
     def _prefix(self) -> str:
@@ -227,6 +232,18 @@ class FileIndex(cst.CSTVisitor):
         ):
             func = self._func_stack[-1]
             func.cls.attrs.setdefault(target.attr.value, []).append((func, value))
+            blocks = tuple(self._blocks)
+            earlier = self._attr_blocks.setdefault((id(func), target.attr.value), [])
+            for other_blocks, other in earlier:
+                if other_blocks[: len(blocks)] == blocks:
+                    func.cls.overwritten.add(id(other))
+            earlier.append((blocks, value))
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._blocks.append(id(node))
+
+    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._blocks.pop()
 
     # -- loops and calls ---------------------------------------------------------------------
     def _enter_loop(self, node: cst.CSTNode) -> None:

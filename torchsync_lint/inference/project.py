@@ -19,6 +19,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 from torchsync_lint.inference.values import (
     MODULE,
     OBJECT,
+    TYPE,
     UNKNOWN,
     UNKNOWN_VALUE,
     Value,
@@ -245,6 +246,9 @@ class Project:
                 if ref[2] in attrs:
                     return from_data(attrs[ref[2]])
             return UNKNOWN_VALUE
+        if kind == "type":  # an annotation naming another file's type alias
+            v = self.resolve(("value", ref[1]))
+            return v.item if v.kind == TYPE and v.item is not None else UNKNOWN_VALUE
         if kind == "value":
             loc = self.locate(ref[1])
             if loc is not None and loc[0] == "value":

@@ -28,7 +28,13 @@ OBJECT = "object"  # an instance of a project class that is not an nn.Module (``
 # what a DataLoader yields: host tensors, or dicts/tuples/objects of them (``pinned``: the loader
 # was made with ``pin_memory=True``); subscripts, attributes and unpacking stay batches
 BATCH = "batch"
+# a name bound to a type (``NdarrayOrTensor = np.ndarray | torch.Tensor``); ``item`` is what an
+# annotation with that name means
+TYPE = "type"
 UNKNOWN = "unknown"
+
+# scope key of ``self.<attr>`` as a method assigned it (no identifier holds a dot)
+SELF_ATTR = "self."
 
 # devices
 CUDA = "cuda"
@@ -58,6 +64,9 @@ class Value:
     zero_dim: bool = False
     # BATCH values, and DataLoader objects: in pinned memory (``DataLoader(..., pin_memory=True)``)
     pinned: bool = False
+    # tensors: declared as "a numpy array or a tensor" (``Union[np.ndarray, Tensor]``): a tensor
+    # for the rules where a parameter says so, no evidence at all where a return annotation does
+    arraylike: bool = False
 
     @property
     def is_tensor(self) -> bool:
@@ -75,7 +84,7 @@ class Value:
     def with_(self, **kw) -> "Value":
         d = dict(kind=self.kind, device=self.device, dtype=self.dtype, elts=self.elts, host_data=self.host_data,
                  item=self.item, assumed=self.assumed, ref=self.ref, cls=self.cls, zero_dim=self.zero_dim,
-                 pinned=self.pinned)
+                 pinned=self.pinned, arraylike=self.arraylike)
         d.update(kw)
         return Value(**d)
 
@@ -110,7 +119,8 @@ def join(a: Value, b: Value) -> Value:
             # is the best guess: dtypes pick which rule applies, never whether a value is a tensor
             dtype=a.dtype if a.dtype == b.dtype else (a.dtype or b.dtype if None in (a.dtype, b.dtype) else None),
             host_data=a.host_data and b.host_data,
-        ).with_(assumed=a.assumed or b.assumed, zero_dim=a.zero_dim and b.zero_dim)
+        ).with_(assumed=a.assumed or b.assumed, zero_dim=a.zero_dim and b.zero_dim,
+                arraylike=a.arraylike or b.arraylike)
     if a.kind in (MODULE, OBJECT, BATCH):
         return Value(a.kind, cls=a.cls if a.cls == b.cls else None, pinned=a.pinned and b.pinned,
                      assumed=a.assumed or b.assumed)
@@ -145,6 +155,8 @@ def to_data(v: Value) -> dict:
         out["z"] = 1
     if v.pinned:
         out["p"] = 1
+    if v.arraylike:
+        out["al"] = 1
     return out
 
 
@@ -161,4 +173,5 @@ def from_data(d: dict) -> Value:
         cls=d.get("c"),
         zero_dim=bool(d.get("z")),
         pinned=bool(d.get("p")),
+        arraylike=bool(d.get("al")),
     )

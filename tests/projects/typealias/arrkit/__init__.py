@@ -1,0 +1,3 @@
+from .types import NdarrayOrTensor, NdarrayTensor
+
+__all__ = ["NdarrayOrTensor", "NdarrayTensor"]
