@@ -261,6 +261,9 @@ STATEMENTS: List[Statement] = [
     _s("idxput-08", "TSL203", "x[idx] = zero_dim", note="GPU 0-dim value"),
     _s("idxput-09", "TSL203", "x[idx] += 1", note="read, add, write a tensor"),
     _s("idxput-10", "TSL203", "v = torch.zeros_like(x).index_put_((t,), y, accumulate=True)"),
+    _s("idxput-11", "TSL203", "x[0, 1] = 1.0", note="one element: a 0-dim view"),
+    _s("idxput-13", "TSL203", "x[0, 1:3] = 1.0", note="a slice of a row: fill_"),
+    _s("idxput-14", "TSL203", "x[0, 1] = zero_dim", note="one element, GPU value"),
     # TSL301 assert-on-tensor
     _s("assert-01", "TSL301", "assert zero_dim > 0"),
     _s("assert-02", "TSL301", "assert (x >= 0).all()"),
@@ -301,6 +304,9 @@ STATEMENTS: List[Statement] = [
     _s("asint-12", "TSL303", "v = x.narrow(0, 1, 4)", note="Python ints"),
     _s("asint-13", "TSL303", "x.fill_(zero_dim)", note="fill_ takes a 0-dim tensor"),
     _s("asint-14", "TSL303", "for i in range(t.max()):\n    pass"),
+    _s("asint-15", "TSL303", "v = torch.randint(0, t.max() + 1, (2,), device=d)", note="tensor high"),
+    _s("asint-16", "TSL303", "v = torch.randint(0, n, (2,), device=d)", note="Python int high"),
+    _s("asint-17", "TSL303", "v = torch.randint(t.min(), 9, (2,), device=d)", note="tensor low"),
     # TSL401 explicit-synchronize
     _s("syncapi-01", "TSL401", "torch.cuda.synchronize()"),
     _s("syncapi-02", "TSL401", "torch.cuda.synchronize(d)"),

@@ -31,7 +31,7 @@ from torchsync_lint.inference.context import FileContext
 from torchsync_lint.inference.evaluate import Evaluator
 from torchsync_lint.inference.hotness import CallGraph, FileSummary, summarise
 from torchsync_lint.inference.frequency import EVERY_STEP, ONCE, TEST, combine
-from torchsync_lint.inference.index import FileIndex, FunctionInfo
+from torchsync_lint.inference.index import FileIndex, FunctionInfo, augmented_value
 from torchsync_lint.inference.interface import extract as extract_interface
 from torchsync_lint.inference.values import Value
 from torchsync_lint.noqa import Suppressions
@@ -155,6 +155,7 @@ class RuleWalker(cst.CSTVisitor):
             "Assign": [self._bind_assign],
             "AnnAssign": [self._bind_annassign],
             "NamedExpr": [self._bind_named],
+            "AugAssign": [self._bind_augassign],
             "FunctionDef": [ctx.leave_function, lambda _node: freq.leave_function()],
             "IndentedBlock": [freq.leave_block],
             "SimpleStatementSuite": [freq.leave_block],
@@ -217,6 +218,10 @@ class RuleWalker(cst.CSTVisitor):
     def _bind_annassign(self, node: cst.AnnAssign) -> None:
         ctx = self.ctx
         ctx.bind(node.target, ctx.evaluator.annotated(node.annotation.annotation, node.value, ctx.scope))
+
+    def _bind_augassign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, (cst.Name, cst.Attribute)):
+            self.ctx.bind(node.target, self.ctx.value(augmented_value(node)))
 
     def _bind_named(self, node: cst.NamedExpr) -> None:
         self.ctx.bind(node.target, self.ctx.value(node.value))

@@ -610,7 +610,7 @@ class Evaluator(TorchCalls, Annotations):
                     body = join(body, v)
                 # `-> tuple[Tensor, float]` says what; `return torch.randperm(4), f` says where
                 out = body if out.kind == UNKNOWN else _refine(out, body)
-            elif out.kind == UNKNOWN and not func.returns:
+            elif out.kind == UNKNOWN and not func.returns and not _placeholder(func.node):
                 out = Value(NONE)
             # partial when its parameters or a caller were not known yet
             self._memo(self._returns, id(func), out,
@@ -720,6 +720,8 @@ class Evaluator(TorchCalls, Annotations):
                 return Value(NONE)
             v = scope.lookup(name)
             if v is not None:
+                if v.kind == LIST and not v.elts and v.item is None and scope.func is not None:
+                    return self._appended(name, v, scope)
                 return v
             q = self.aliases.map.get(name)
             if q is not None and q.split(".")[0] not in EXTERNAL_ROOTS and "." in q:
@@ -774,6 +776,23 @@ class Evaluator(TorchCalls, Annotations):
         if isinstance(e, cst.NamedExpr):
             return self.infer(e.value, scope)
         return UNKNOWN_VALUE
+
+    def _appended(self, name: str, v: Value, scope: Scope) -> Value:
+        """``feats = []`` ... ``feats.append(f.cpu())``: a list holds what the function appends to
+        it (``torch.cat(feats)`` is then on the host)."""
+        exprs = scope.func.appends.get(name)
+        key = ("appended", id(scope.func), name)
+        if not exprs or key in self._busy:
+            return v
+        self._busy.add(key)
+        try:
+            item = None
+            for e in exprs:
+                got = self.infer(e, scope)
+                item = got if item is None else join(item, got)
+        finally:
+            self._busy.discard(key)
+        return v.with_(item=item) if item is not None and item.kind != UNKNOWN else v
 
     def _comprehension(self, e, scope: Scope) -> Value:
         """``[torch.linspace(-1, 1, s) for s in size]``: a list whose members are the element's value."""
@@ -1134,6 +1153,27 @@ def _refine(ann: Value, body: Value) -> Value:
 
 def _is_static(node: cst.FunctionDef) -> bool:
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
+
+
+def _placeholder(node: cst.FunctionDef) -> bool:
+    """A body that raises unconditionally or does nothing (``raise NotImplementedError``, ``pass``,
+    ``...``, a docstring): a method for subclasses to override, so its callers learn nothing from it (it
+    does not return None to them)."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    if any(isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, cst.Raise) for s in stmt.body)
+           for stmt in body):
+        return True  # an unconditional raise: it never returns
+    for stmt in body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            return False
+        for small in stmt.body:
+            if isinstance(small, cst.Pass):
+                continue
+            if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString,
+                                                                        cst.Ellipsis)):
+                continue
+            return False
+    return True
 
 
 def _signature_comment(node: cst.FunctionDef):

@@ -37,6 +37,12 @@ STEP_CALL_ATTRS = frozenset(("backward", "step"))
 MODULE_BASE_SUFFIXES = ("Module", "Loss", "LightningModule", "Sequential", "ModuleList", "ModuleDict")
 
 
+def augmented_value(node: cst.AugAssign) -> cst.BinaryOperation:
+    """``x += v`` binds ``x`` to ``x + v``: ``loss_sum = 0.0; loss_sum += loss`` holds a tensor."""
+    op = getattr(cst, type(node.operator).__name__[: -len("Assign")])()
+    return cst.BinaryOperation(left=node.target, operator=op, right=node.value)
+
+
 @dataclass(eq=False)
 class ClassInfo:
     name: str
@@ -68,6 +74,8 @@ class FunctionInfo:
     calls: Set[str] = field(default_factory=set)  # callee keys (resolved where possible)
     hot_calls: Set[str] = field(default_factory=set)  # callees called inside a hot loop
     hot_loops: Set[int] = field(default_factory=set)  # id() of loops that contain a training step
+    # name.append(v) / name.insert(i, v) on a local name: what a list built empty comes to hold
+    appends: Dict[str, List[cst.BaseExpression]] = field(default_factory=dict)
 
     @property
     def is_method(self) -> bool:
@@ -198,6 +206,11 @@ class FileIndex(cst.CSTVisitor):
         if node.value is not None:
             self._record_self_attr(node.target, node.value)
 
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        value = augmented_value(node)
+        self._bindings().append(("assign", [node.target], value))
+        self._record_self_attr(node.target, value)
+
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
         self._bindings().append(("assign", [node.target], node.value))
 
@@ -263,6 +276,9 @@ class FileIndex(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and self._func_stack
+                and func.attr.value in ("append", "insert") and node.args and not node.args[-1].star):
+            self._func_stack[-1].appends.setdefault(func.value.value, []).append(node.args[-1].value)
         if isinstance(func, cst.Attribute) and func.attr.value in STEP_CALL_ATTRS and self._loop_stack:
             # loss.backward() / optimizer.step() / scaler.step(opt): the enclosing loops are steps
             for loop in self._loop_stack:
