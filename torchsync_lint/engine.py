@@ -221,7 +221,8 @@ class RuleWalker(cst.CSTVisitor):
 
     def _bind_augassign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, (cst.Name, cst.Attribute)):
-            self.ctx.bind(node.target, self.ctx.value(augmented_value(node)))
+            value = self.ctx.evaluator.index.augmented.get(id(node)) or augmented_value(node)
+            self.ctx.bind(node.target, self.ctx.value(value))
 
     def _bind_named(self, node: cst.NamedExpr) -> None:
         self.ctx.bind(node.target, self.ctx.value(node.value))

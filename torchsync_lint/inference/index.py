@@ -116,6 +116,7 @@ class FileIndex(cst.CSTVisitor):
         self._loop_stack: List[cst.CSTNode] = []
         self._loop_calls: List[List[str]] = []  # callee keys seen per open loop
         self.mentions_torch = False
+        self.augmented: Dict[int, cst.BinaryOperation] = {}  # id(AugAssign) -> its ``x + v``
         self._blocks: List[int] = []  # open statement blocks, innermost last
         self._attr_blocks: Dict[tuple, List[tuple]] = {}  # (method, attr) -> [(blocks, value)]
 
@@ -207,7 +208,7 @@ class FileIndex(cst.CSTVisitor):
             self._record_self_attr(node.target, node.value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        value = augmented_value(node)
+        value = self.augmented[id(node)] = augmented_value(node)
         self._bindings().append(("assign", [node.target], value))
         self._record_self_attr(node.target, value)
 
