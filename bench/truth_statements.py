@@ -262,8 +262,11 @@ STATEMENTS: List[Statement] = [
     _s("idxput-09", "TSL203", "x[idx] += 1", note="read, add, write a tensor"),
     _s("idxput-10", "TSL203", "v = torch.zeros_like(x).index_put_((t,), y, accumulate=True)"),
     _s("idxput-11", "TSL203", "x[0, 1] = 1.0", note="one element: a 0-dim view"),
+    _s("idxput-12", "TSL203", "w = torch.zeros(2, 4, 8, device=d)\nw[0, n // 4, 0] = 1", note="one element of a 3-D tensor"),
     _s("idxput-13", "TSL203", "x[0, 1:3] = 1.0", note="a slice of a row: fill_"),
     _s("idxput-14", "TSL203", "x[0, 1] = zero_dim", note="one element, GPU value"),
+    _s("idxput-15", "TSL203", "w = torch.zeros(2, 4, 8, device=d)\nw[0, 1] = 1.0", note="a row of a 3-D tensor"),
+    _s("idxput-16", "TSL203", "w = torch.zeros(8, device=d)\nw[3] = 1.0", note="one element of a 1-D tensor"),
     # TSL301 assert-on-tensor
     _s("assert-01", "TSL301", "assert zero_dim > 0"),
     _s("assert-02", "TSL301", "assert (x >= 0).all()"),

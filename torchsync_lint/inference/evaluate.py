@@ -899,6 +899,12 @@ class Evaluator(TorchCalls, Annotations):
             return Value(SIZE)
         if a.kind == STR or (a.kind == b.kind and a.kind in (LIST, TUPLE)):
             return Value(a.kind)
+        if isinstance(e.operator, cst.Multiply) and {a.kind, b.kind} & {LIST, TUPLE} and NUMBER in (a.kind, b.kind):
+            seq = a if a.kind in (LIST, TUPLE) else b  # `[i] * n`: a list of what it repeats
+            item = seq.item
+            for x in seq.elts:
+                item = x if item is None else join(item, x)
+            return Value(seq.kind, item=item if item is not None and item.kind != UNKNOWN else None)
         if {a.kind, b.kind} <= {NUMBER, SIZE} and isinstance(e.operator, (cst.Multiply,)):
             return Value(SIZE) if SIZE in (a.kind, b.kind) else number()
         if a.kind == NDARRAY or b.kind == NDARRAY:

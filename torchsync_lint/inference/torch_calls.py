@@ -127,12 +127,13 @@ class TorchCalls:
                 if last == "full" and len(call.args) > 1:
                     fill = self.infer(call.args[1].value, scope)
                     dtype = fill.dtype if fill.kind == NUMBER else None
-            return tensor(self.default_device() if dev is None else (None if dev == "?" else dev), dtype)
+            made = tensor(self.default_device() if dev is None else (None if dev == "?" else dev), dtype)
+            return made.with_(ndim=self._factory_ndim(last, call, scope))
         if q in api.LIKE_FACTORIES:
             base = self.infer(call.args[0].value, scope) if call.args else UNKNOWN_VALUE
             dev = self.device_arg(call, scope)
             device = base.device if dev is None else (None if dev == "?" else dev)
-            return tensor(device, self.dtype_arg(call) or base.dtype)
+            return tensor(device, self.dtype_arg(call) or base.dtype).with_(ndim=base.ndim)
         if q in api.STREAM_FACTORIES:
             return Value(STREAM)
         if q in api.EVENT_FACTORIES:
@@ -323,6 +324,21 @@ class TorchCalls:
         r = torch_facts.returns(key, len(positional) + offset, keywords, constants=constants, arg_kinds=kinds)
         return _value_of_returns(r, device, dtype)
 
+    def _factory_ndim(self, last: str, call: cst.Call, scope: Scope) -> Optional[int]:
+        """``torch.zeros(1, n, 1)`` / ``torch.ones((3, 3))``: how many dimensions the sizes give."""
+        if last not in SIZED_FACTORIES:
+            return None
+        sizes = [a for a in call.args if a.keyword is None or a.keyword.value == "size"]
+        if last == "full":
+            sizes = sizes[:1]
+        if not sizes or any(a.star for a in sizes):
+            return None
+        if len(sizes) == 1:
+            return _size_length(self.infer(sizes[0].value, scope))
+        if all(_size_length(self.infer(a.value, scope)) == 1 for a in sizes):
+            return len(sizes)
+        return None
+
     def _to(self, recv: Value, call: cst.Call, scope: Scope) -> Value:
         device: Optional[str] = recv.device
         dtype = recv.dtype
@@ -344,6 +360,17 @@ class TorchCalls:
                 d = self.device_of(a.value, scope)
                 device = None if d == "?" else d
         return tensor(device, dtype, host_data=recv.host_data and device == CPU)
+
+
+SIZED_FACTORIES = frozenset("zeros ones empty rand randn full".split())  # the size comes first
+
+
+def _size_length(v: Value) -> Optional[int]:
+    if v.kind == NUMBER and v.dtype in ("int", None):
+        return 1
+    if v.kind in (TUPLE, LIST) and v.elts and all(e.kind == NUMBER for e in v.elts):
+        return len(v.elts)
+    return None
 
 
 # our value kinds -> the kinds torch_facts matches parameters with

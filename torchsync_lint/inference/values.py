@@ -67,6 +67,8 @@ class Value:
     # tensors: declared as "a numpy array or a tensor" (``Union[np.ndarray, Tensor]``): a tensor
     # for the rules where a parameter says so, no evidence at all where a return annotation does
     arraylike: bool = False
+    # tensors: the number of dimensions, where a factory with literal sizes says it
+    ndim: Optional[int] = None
 
     @property
     def is_tensor(self) -> bool:
@@ -84,7 +86,7 @@ class Value:
     def with_(self, **kw) -> "Value":
         d = dict(kind=self.kind, device=self.device, dtype=self.dtype, elts=self.elts, host_data=self.host_data,
                  item=self.item, assumed=self.assumed, ref=self.ref, cls=self.cls, zero_dim=self.zero_dim,
-                 pinned=self.pinned, arraylike=self.arraylike)
+                 pinned=self.pinned, arraylike=self.arraylike, ndim=self.ndim)
         d.update(kw)
         return Value(**d)
 
@@ -120,7 +122,7 @@ def join(a: Value, b: Value) -> Value:
             dtype=a.dtype if a.dtype == b.dtype else (a.dtype or b.dtype if None in (a.dtype, b.dtype) else None),
             host_data=a.host_data and b.host_data,
         ).with_(assumed=a.assumed or b.assumed, zero_dim=a.zero_dim and b.zero_dim,
-                arraylike=a.arraylike or b.arraylike)
+                arraylike=a.arraylike or b.arraylike, ndim=a.ndim if a.ndim == b.ndim else None)
     if a.kind in (MODULE, OBJECT, BATCH):
         return Value(a.kind, cls=a.cls if a.cls == b.cls else None, pinned=a.pinned and b.pinned,
                      assumed=a.assumed or b.assumed)
@@ -129,6 +131,10 @@ def join(a: Value, b: Value) -> Value:
     if a.item is not None and b.item is not None and not a.elts and not b.elts:
         item = join(a.item, b.item)
         return Value(a.kind, item=item if item.kind != UNKNOWN else None)
+    if (a.item is None) != (b.item is None) and not a.elts and not b.elts:
+        # members known on one path only (`[int(t) for t in ts]` or `[self.step] * n`): like a
+        # tensor that one branch made, they are the best guess, not erased by the unknown path
+        return Value(a.kind, item=a.item or b.item)
     return Value(a.kind)
 
 
@@ -157,6 +163,8 @@ def to_data(v: Value) -> dict:
         out["p"] = 1
     if v.arraylike:
         out["al"] = 1
+    if v.ndim is not None:
+        out["nd"] = v.ndim
     return out
 
 
@@ -174,4 +182,5 @@ def from_data(d: dict) -> Value:
         zero_dim=bool(d.get("z")),
         pinned=bool(d.get("p")),
         arraylike=bool(d.get("al")),
+        ndim=d.get("nd"),
     )

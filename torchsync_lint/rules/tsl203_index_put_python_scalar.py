@@ -13,6 +13,15 @@ from torchsync_lint.rules._indexing import (
 )
 
 HOST_VALUES = (NUMBER, LIST, TUPLE, NDARRAY)
+ELEMENT_MESSAGE = (
+    "writing a Python number into one element of a GPU tensor (every dimension indexed) copies it "
+    "from the host and waits (measured; a slice or a GPU 0-dim value does not); build the tensor with "
+    "the value in it, or write a slice: `x[i, j:j + 1] = v`"
+)
+
+
+def is_literal_bool(e: cst.BaseExpression) -> bool:
+    return isinstance(e, cst.Name) and e.value in ("True", "False")
 
 # The sync-free alternatives the message names: catalog entry -> the measured variant that did not
 # sync (tests/test_catalog.py checks both against catalog/data/sync_catalog.json).
@@ -27,7 +36,10 @@ class IndexPutPythonScalar(Rule):
     Flags `x[idx] = value` where `idx` is an integer index tensor that may live on the GPU, or a
     tuple of them (what `nonzero(..., as_tuple=True)` and one-argument `torch.where(cond)`
     return), and `value` lives on the host: a Python number (also a name or `self` attribute
-    that holds one), a list, or a CPU tensor.
+    that holds one), a list, or a CPU tensor. Also flags writing a Python number into *one
+    element* of a GPU tensor, every dimension indexed by a Python int (`kernel[1, 1] = 5.0` on a
+    `torch.ones((3, 3), device=d)`): measured to sync, unlike a slice (`x[0, 1:3] = 1.0`) or a
+    row (`x[0] = 1.0`), which become `fill_`.
 
     ## Why is this bad?
     PyTorch wraps the host value in a CPU tensor and copies it to the GPU for `index_put_` with a
@@ -72,6 +84,8 @@ class IndexPutPythonScalar(Rule):
     `torch.where(cond)`, a `LongTensor` annotation); a tensor of unknown dtype is not reported
     (it may be a boolean mask, which is sync-free with a scalar). A value inference cannot place
     is not reported. `x[idx] += 1` does not sync (its value is a GPU tensor) and is not reported.
+    A one-element write is reported only where the tensor's rank is known from the factory that
+    made it (`torch.zeros(1, n, 1)`, `torch.ones((3, 3))`, `*_like` of such a tensor).
 
     ## Verify
     `torchsync-lint --verify` times the statement after a queued `torch.cuda._sleep`: the host
@@ -98,6 +112,9 @@ class IndexPutPythonScalar(Rule):
             t = target.target
             if not isinstance(t, cst.Subscript):
                 continue
+            if value.kind == NUMBER and self._one_element(t):
+                self.report(t, ELEMENT_MESSAGE)
+                continue
             index = positions(self.ctx, t)
             if (
                 any(is_device_int_index(v) for v in index)
@@ -105,3 +122,17 @@ class IndexPutPythonScalar(Rule):
                 and indexes_device_tensor(self.ctx, t, index)
             ):
                 self.report(t)
+
+    def _one_element(self, t: cst.Subscript) -> bool:
+        """``kernel[1, 1] = 5.0`` on a GPU tensor whose every dimension is indexed by a Python int
+        (its rank known from the factory that made it): a 0-dim view filled by a host copy."""
+        base = self.ctx.value(t.value)
+        if not (base.maybe_gpu and base.ndim is not None and base.ndim == len(t.slice)):
+            return False
+        for el in t.slice:
+            if not isinstance(el.slice, cst.Index) or el.slice.star is not None:
+                return False
+            v = self.ctx.value(el.slice.value)
+            if v.kind != NUMBER or v.dtype not in ("int", None) or is_literal_bool(el.slice.value):
+                return False
+        return True
