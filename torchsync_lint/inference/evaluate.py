@@ -1032,6 +1032,8 @@ class Evaluator(TorchCalls, Annotations):
                 return self._batch_method(recv, name, call, scope)
             if recv.kind == UNKNOWN and name in facts.tensor_only_methods():
                 return self.tensor_method(name, tensor(), call, scope)  # only a tensor has this method
+            if recv.kind == UNKNOWN and name == "cpu" and not call.args:
+                return tensor(CPU)  # whatever it was, its copy is on the host (what it holds is not known)
             return UNKNOWN_VALUE
         if isinstance(func, cst.Name):
             local = scope.lookup(func.value)

