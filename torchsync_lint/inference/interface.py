@@ -19,10 +19,28 @@ from typing import Dict, List, Optional
 from torchsync_lint.inference.evaluate import EXTERNAL_ROOTS, Evaluator
 from torchsync_lint.inference.hotness import FileSummary
 from torchsync_lint.inference.index import FileIndex
-from torchsync_lint.inference.values import NONE, SELF, UNKNOWN, Value, to_data
+from torchsync_lint.inference.values import (
+    DEVICE,
+    DTYPE,
+    MODULE,
+    NDARRAY,
+    NONE,
+    NUMBER,
+    OBJECT,
+    SELF,
+    STR,
+    TENSOR,
+    UNKNOWN,
+    Value,
+    to_data,
+)
 
 FORMAT = 1
 _MAX_CALL_ARGS = 12
+
+
+# returns that tensors in the parameters do not change (a count, a name, a device, an object)
+_SETTLED = frozenset((NUMBER, STR, NONE, DEVICE, DTYPE, SELF, NDARRAY, OBJECT, MODULE))
 
 
 def _keep(v: Value) -> bool:
@@ -35,9 +53,13 @@ def extract(index: FileIndex, evaluator: Evaluator, summary: Optional[FileSummar
     for key, f in index.functions.items():
         ret = evaluator.returns(f)
         entry = functions[key] = {"returns": to_data(ret)} if _keep(ret) or ret.kind == NONE else {}
-        if not f.returns or not any(v.kind == UNKNOWN for v in evaluator.params(f).values()):
+        if not f.returns or ret.kind in _SETTLED or not any(v.kind == UNKNOWN for v in evaluator.params(f).values()):
             continue
-        for flag, assume in (("t", "any"), ("cpu", "cpu")):
+        # a tensor result only needs the host variant, and only while its device is open
+        flags = (("cpu", "cpu"),) if ret.kind == TENSOR else (("t", "any"), ("cpu", "cpu"))
+        if ret.kind == TENSOR and ret.device is not None:
+            flags = ()
+        for flag, assume in flags:
             if flag not in variants:
                 variants[flag] = Evaluator(index, evaluator.hot_functions, project=evaluator.project,
                                            assume_params=assume)
