@@ -11,7 +11,8 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from torchsync_lint.inference.evaluate import Evaluator, Scope
+from torchsync_lint.inference.evaluate import Evaluator
+from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.index import COLD_METHODS, FileIndex, FunctionInfo, names_function
 from torchsync_lint.inference.branches import Branches, isinstance_tensor
 from torchsync_lint.inference.frequency import EVERY_STEP, FrequencyTracker

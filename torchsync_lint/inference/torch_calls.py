@@ -44,7 +44,7 @@ from torchsync_lint.inference.values import (
 )
 
 if TYPE_CHECKING:
-    from torchsync_lint.inference.evaluate import Scope
+    from torchsync_lint.inference.scope import Scope
 
 BOOL = number("bool")
 INT = number("int")

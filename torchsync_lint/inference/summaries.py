@@ -1,0 +1,497 @@
+"""Summaries of a file's functions and classes: what a function's parameters hold (annotations,
+defaults, the values its call sites pass here and in other files), what it returns (to any call,
+or to one that passes only host tensors), and what ``self.<attr>`` holds for the other methods.
+
+A mixin of ``evaluate.Evaluator``: it uses the evaluator's ``infer``, scopes, memo tables and
+recursion guard.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional
+
+import libcst as cst
+
+from torchsync_lint.inference.annotations import without_arraylike
+from torchsync_lint.inference.index import STEP_HOOKS, ClassInfo, FunctionInfo
+from torchsync_lint.inference.names import dotted
+from torchsync_lint.inference.scope import Scope
+from torchsync_lint.inference.values import (
+    BATCH,
+    CPU,
+    DEVICE,
+    DTYPE,
+    MODULE,
+    NONE,
+    NUMBER,
+    SELF,
+    SIZE,
+    STR,
+    TENSOR,
+    TUPLE,
+    UNKNOWN,
+    UNKNOWN_VALUE,
+    Value,
+    join,
+    tensor,
+)
+
+
+class Summaries:
+    def params(self, func: FunctionInfo) -> Dict[str, Value]:
+        got = self._params.get(id(func))
+        if got is not None:
+            return got
+        key = ("params", id(func))
+        if key in self._busy:
+            self._cuts.append(key)
+            return {}
+        mark = len(self._cuts)
+        self._busy.add(key)
+        try:
+            out: Dict[str, Value] = {}
+            p = func.node.params
+            positional = list(p.posonly_params) + list(p.params)
+            is_static = any(
+                isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in func.node.decorators
+            )
+            takes_tensors = (
+                func.is_method and func.cls is not None and (
+                    func.name == "forward" or (func.name == "__call__" and func.cls.is_module)
+                )
+            ) or func.name in STEP_HOOKS or func.name in self.hot_functions
+            for i, param in enumerate(positional + list(p.kwonly_params)):
+                name = param.name.value
+                if i == 0 and func.is_method and not is_static and param in positional:
+                    out[name] = Value(SELF)
+                    continue
+                v = self.declared(func).get(name, UNKNOWN_VALUE)
+                if v.kind in (UNKNOWN, STR, DEVICE) and v.device is None and param.default is not None:
+                    d = self.infer(param.default, self.module_scope())
+                    if d.kind in (STR, DEVICE) and d.device is not None:
+                        # `device: str = "cpu"`: callers in this file may pass the GPU's device instead
+                        pos = i - (1 if func.is_method and not is_static else 0)
+                        passed = self._passed(func, name, pos if param in positional else None)
+                        v = d if passed is None else join(d, passed)
+                    elif v.kind == UNKNOWN:
+                        v = d if d.kind != NONE else UNKNOWN_VALUE
+                elif (v.kind == UNKNOWN and takes_tensors and func.name not in STEP_HOOKS
+                      and not self._names_a_class(param)):
+                    # `forward(self, x, ...)`: the first input is the data, a tensor; later unannotated
+                    # ones are tensors by convention only (flags and sizes come in too)
+                    first = i == (1 if func.is_method and not is_static else 0)
+                    v = Value(TENSOR, assumed=not first)
+                # `transform: nn.Module` says less than the call sites, which pass a known class
+                generic = v if v.kind == MODULE and v.cls == "torch.nn.Module" else None
+                if generic is not None:
+                    v = UNKNOWN_VALUE
+                if v.kind == UNKNOWN:
+                    pos = i - (1 if func.is_method and not is_static else 0)
+                    v = self._from_call_sites(func, name, pos if param in positional else None)
+                    if v.kind == UNKNOWN and func.parent is None and (not func.is_method or func.name == "__init__"):
+                        # what other files pass (functions and constructors they import)
+                        if self.project is not None:
+                            v = self.project.param(func.key, name, pos if param in positional else None)
+                        if self.project is None or self.recorded is not None:
+                            self.open_params.add(func.key)  # callers may come later: the project pass asks
+                if generic is not None and v.kind != MODULE:
+                    v = generic
+                if v.kind == UNKNOWN and v.ref is None and self.assume_params is not None:
+                    v = tensor(CPU if self.assume_params == "cpu" else None)
+                elif v.kind == TENSOR and v.device is None and self.assume_params == "cpu":
+                    v = v.with_(device=CPU)  # `betas: Tensor` called with host tensors
+                out[name] = v
+            if isinstance(p.star_arg, cst.Param):
+                out[p.star_arg.name.value] = Value(TUPLE)
+            if p.star_kwarg is not None:
+                out[p.star_kwarg.name.value] = UNKNOWN_VALUE
+            self._memo(self._params, id(func), out, self._complete(key, mark))
+            return out
+        finally:
+            self._busy.discard(key)
+            self._forget_cuts()
+
+    def _complete(self, key: tuple, mark: int) -> bool:
+        """No summary that encloses ``key``'s computation was cut short while it ran."""
+        return not any(k in self._busy and k != key for k in self._cuts[mark:])
+
+    def _memo(self, memo: dict, key: int, value, complete: bool) -> None:
+        memo[key] = value
+        if not complete:
+            self._tentative.append((memo, key))
+
+    def _forget_cuts(self) -> None:
+        if self._busy:
+            return
+        self._cuts.clear()
+        if self._tentative and self._rounds_left > 0:
+            self._rounds_left -= 1
+            for memo, key in self._tentative:
+                memo.pop(key, None)
+        self._tentative.clear()
+
+    def _names_a_class(self, param: cst.Param) -> bool:
+        """``session: InferenceSession``: a parameter declared as some class other than a tensor."""
+        ann = param.annotation.annotation if param.annotation is not None else None
+        if isinstance(ann, cst.SimpleString):
+            try:
+                ann = cst.parse_expression(str(ann.evaluated_value))
+            except Exception:
+                return False
+        name = (self.aliases.qualify(ann) or dotted(ann) or "") if ann is not None else ""
+        last = name.split(".")[-1]
+        return last[:1].isupper() and last not in ("Any", "Tensor") and not name.startswith("torch.")
+
+    def declared(self, func: FunctionInfo) -> Dict[str, Value]:
+        """Parameters' declared types: annotations, else a PEP 484 ``# type: (...) -> ...`` comment;
+        and locals declared with an annotation."""
+        got = self._declared.get(id(func))
+        if got is not None:
+            return got
+        out: Dict[str, Value] = {}
+        self._declared[id(func)] = out
+        p = func.node.params
+        params = list(p.posonly_params) + list(p.params) + list(p.kwonly_params)
+        comment = _signature_comment(func.node)
+        if comment is not None and comment[0] is not None:
+            skip = 1 if func.is_method and not _is_static(func.node) and params else 0
+            if len(comment[0]) == len(params) - skip:
+                for param, ann in zip(params[skip:], comment[0]):
+                    v = self.annotation_value(ann)
+                    if v.kind != UNKNOWN:
+                        out[param.name.value] = v
+        for param in params:
+            if param.annotation is not None:
+                v = self.annotation_value(param.annotation.annotation)
+                if v.kind != UNKNOWN:
+                    out[param.name.value] = v
+        for b in func.bindings:  # `img_np: np.ndarray` declares a local the same way
+            if b[0] == "annassign" and isinstance(b[1][0], cst.Name) and b[1][0].value not in out:
+                v = self.annotation_value(b[3])
+                if v.kind != UNKNOWN:
+                    out[b[1][0].value] = v
+        return out
+
+    def _from_call_sites(self, func: FunctionInfo, name: str, pos: Optional[int]) -> Value:
+        v = self._passed(func, name, pos)
+        return UNKNOWN_VALUE if v is None else v
+
+    def _passed(self, func: FunctionInfo, name: str, pos: Optional[int]) -> Optional[Value]:
+        """The join of what the file's call sites pass for a parameter; None if none passes it."""
+        if func.is_method:
+            sites = self.index.call_sites.get("self." + func.name, [])
+        elif func.parent is None:
+            sites = self.index.call_sites.get(func.name, [])
+        else:
+            sites = self.index.call_sites.get(func.name, [])
+        values: List[Value] = []
+        for site in sites:
+            arg = None
+            positional = [a for a in site.call.args if a.keyword is None and not a.star]
+            if any(a.star for a in site.call.args):
+                return UNKNOWN_VALUE
+            for a in site.call.args:
+                if a.keyword is not None and a.keyword.value == name:
+                    arg = a
+            if arg is None and pos is not None and pos < len(positional):
+                arg = positional[pos]
+            if arg is None:
+                continue
+            passed = self._passed_parameter(site.caller, arg.value)
+            if passed is not None:
+                values.append(passed)
+                continue
+            values.append(self.argument(site.caller, site.call, arg.value))
+        if not values:
+            return None
+        if any(v.kind == BATCH for v in values):
+            # a recursive batch helper passes itself parts of what it got: those are unknown
+            # while the parameter is being computed, and do not erase the batch
+            values = [v for v in values if not (v.kind == UNKNOWN and v.ref is None)]
+        out = values[0]
+        for v in values[1:]:
+            out = join(out, v)
+        return out
+
+    def argument(self, caller: Optional[FunctionInfo], call: cst.Call, expr: cst.BaseExpression) -> Value:
+        """What a call site passes: the value in the caller's summary scope, or, for a name the
+        call's own result rebinds (`batch = to_device(batch, device)`), what it held before."""
+        if isinstance(expr, cst.Name) and caller is not None:
+            before = self._scope_before(caller, call, expr.value)
+            if before is not None:
+                return self.infer(expr, before)
+        return self.infer(expr, self.summary_scope(caller) if caller is not None else self.module_scope())
+
+    def _scope_before(self, func: FunctionInfo, call: cst.Call, name: str) -> Optional[Scope]:
+        """The function's names just before the assignment of ``call``'s result to ``name``
+        (replayed in order), when there is one: the summary scope has the names after it."""
+        if not any(b[0] == "assign" and b[2] is call and any(isinstance(t, cst.Name) and t.value == name
+                                                            for t in b[1]) for b in func.bindings):
+            return None
+        parent = self.summary_scope(func.parent) if func.parent is not None else self.module_scope()
+        scope = Scope(func, parent, dict(self.params(func)))
+        for b in func.bindings:
+            if b[0] == "assign" and b[2] is call:
+                return scope
+            self.replay(b, scope)
+        return None
+
+    def _passed_parameter(self, caller: Optional[FunctionInfo], arg: cst.BaseExpression) -> Optional[Value]:
+        """``helper(x)`` where ``x`` is a parameter of the caller that it never rebinds: the
+        parameter's value, without replaying the caller's body (which may call back into the
+        function being summarised)."""
+        if caller is None or not isinstance(arg, cst.Name):
+            return None
+        name = arg.value
+        if name not in _bound_names(caller):
+            return self.params(caller).get(name)
+        return None
+
+    def returns_at(self, func: FunctionInfo, call: Optional[cst.Call], scope: Optional[Scope]) -> Value:
+        """What ``func`` returns to this call. A summary that cannot place its tensor result (it
+        follows its parameters) is asked again with host tensors for the parameters when every
+        argument here is a host tensor or a plain Python value: ``rescale(betas)`` of a CPU table
+        stays on the CPU."""
+        out = self.returns(func)
+        if (call is None or scope is None or out.kind != TENSOR or out.device is not None
+                or self.assume_params is not None or not call.args or not self._host_arguments(call, scope)):
+            return out
+        if self._host_variant is None:
+            # the same evaluator, summarising with host tensors in its open parameters
+            self._host_variant = type(self)(self.index, self.hot_functions, project=self.project, assume_params="cpu")
+        alt = self._host_variant.returns(func)
+        return alt if alt.kind == TENSOR and alt.device == CPU else out
+
+    def _host_arguments(self, call: cst.Call, scope: Scope) -> bool:
+        seen_tensor = False
+        for a in call.args:
+            if a.star:
+                return False
+            v = self.infer(a.value, scope)
+            if v.kind == TENSOR:
+                if v.device != CPU:
+                    return False
+                seen_tensor = True
+            elif v.kind not in (NUMBER, STR, NONE, SIZE, DTYPE) or v.device is not None:
+                return False
+        return seen_tensor
+
+    def returns(self, func: FunctionInfo) -> Value:
+        got = self._returns.get(id(func))
+        if got is not None:
+            return got
+        key = ("returns", id(func))
+        if key in self._busy:
+            self._cuts.append(key)
+            return Value(NONE)  # recursion: ``join`` ignores it, so the other returns decide
+        mark = len(self._cuts)
+        self._busy.add(key)
+        try:
+            ann = func.node.returns
+            out = self.annotation_value(ann.annotation) if ann is not None else UNKNOWN_VALUE
+            comment = _signature_comment(func.node) if ann is None else None
+            if comment is not None:
+                out = self.annotation_value(comment[1])
+            out = without_arraylike(out)
+            if func.returns and (out.kind == UNKNOWN or _vague_tensors(out)):
+                scope = self.summary_scope(func)
+                vals = [self.infer(r, scope) for r in func.returns]
+                body = vals[0]
+                for v in vals[1:]:
+                    body = join(body, v)
+                # `-> tuple[Tensor, float]` says what; `return torch.randperm(4), f` says where
+                out = body if out.kind == UNKNOWN else _refine(out, body)
+            elif out.kind == UNKNOWN and not func.returns and not _placeholder(func.node):
+                out = Value(NONE)
+            # partial when its parameters or a caller were not known yet
+            self._memo(self._returns, id(func), out,
+                       ("params", id(func)) not in self._busy and self._complete(key, mark))
+            return out
+        finally:
+            self._busy.discard(key)
+            self._forget_cuts()
+
+    def self_attr(self, cls: Optional[ClassInfo], name: str) -> Value:
+        if cls is None:
+            return UNKNOWN_VALUE
+        key = (id(cls), name)
+        got = self._attrs.get(key)
+        if got is not None:
+            return got
+        busy = ("attr",) + key
+        if busy in self._busy:
+            self._cuts.append(busy)
+            return UNKNOWN_VALUE
+        self._busy.add(busy)
+        try:
+            if name in cls.buffers:
+                out = tensor()
+            elif name in cls.attrs:
+                out = self._attr_join(cls, key, cls.attrs[name])
+            elif name in cls.methods:
+                out = UNKNOWN_VALUE
+            else:
+                out = UNKNOWN_VALUE
+                for base in cls.bases:
+                    base_cls = self.index.classes.get(base.split(".")[-1])
+                    if base_cls is not None and base_cls is not cls:
+                        out = self.self_attr(base_cls, name)
+                        if out.kind != UNKNOWN:
+                            break
+                if out.kind == UNKNOWN and out.ref is None:
+                    for base in self._foreign_bases(cls):
+                        out = self._ref(("attr", base, name))
+                        if out.kind != UNKNOWN:
+                            break
+            self._attrs[key] = out
+            return out
+        finally:
+            self._busy.discard(busy)
+
+    def _attr_join(self, cls: ClassInfo, key: tuple, assignments) -> Value:
+        """The join of every ``self.x = ...``. One that reads ``self.x`` itself (``self.x =
+        self.x.to("cpu")``) is evaluated again with the join of the others, so that a transformed
+        attribute keeps its kind instead of turning the whole attribute unknown."""
+        busy = ("attr",) + key
+        plain, derived = [], []
+        cut_in = set()  # methods whose replay read the attribute while it was being computed
+        for f, _expr in assignments:
+            mark = len(self._cuts)
+            self.summary_scope(f)
+            if busy in self._cuts[mark:]:
+                cut_in.add(id(f))
+        for f, expr in assignments:
+            mark = len(self._cuts)
+            v = self.infer(expr, self.summary_scope(f))
+            (derived if busy in self._cuts[mark:] or id(f) in cut_in else plain).append((f, expr, v))
+        overwritten = cls.overwritten
+
+        def joined(rows, live_only: bool) -> Optional[Value]:
+            out = None
+            for _f, expr, v in rows:
+                if not (live_only and id(expr) in overwritten):
+                    out = v if out is None else join(out, v)
+            return out
+
+        base = joined(plain, False)
+        if derived and base is not None and base.kind != UNKNOWN:
+            self._attrs[key] = base  # one round of the fixpoint: the derived ones read this
+            try:
+                for f in {id(f): f for f, _e, _v in derived}.values():
+                    self._summary.pop(id(f), None)  # replayed while the attribute was unknown
+                derived = [(f, expr, self.infer(expr, self.summary_scope(f))) for f, expr, _v in derived]
+            finally:
+                self._attrs.pop(key, None)
+        out = joined(plain + derived, True)
+        if out is None:  # every assignment overwritten (cannot be): keep them all
+            out = joined(plain + derived, False)
+        return out if out is not None else UNKNOWN_VALUE
+
+    def method(self, cls: Optional[ClassInfo], name: str) -> Optional[FunctionInfo]:
+        seen = set()
+        while cls is not None and id(cls) not in seen:
+            seen.add(id(cls))
+            if name in cls.methods:
+                return cls.methods[name]
+            nxt = None
+            for base in cls.bases:
+                nxt = self.index.classes.get(base.split(".")[-1])
+                if nxt is not None:
+                    break
+            cls = nxt
+        return None
+
+def _bound_names(func: FunctionInfo) -> frozenset:
+    """Names a function's own statements bind (assignments, loops, with, walrus), memoised."""
+    got = func.bound
+    if got is None:
+        names = set()
+        for b in func.bindings:
+            targets = b[1] if isinstance(b[1], list) else [b[1]]
+            for t in targets:
+                stack = [t]
+                while stack:
+                    n = stack.pop()
+                    if isinstance(n, cst.Name):
+                        names.add(n.value)
+                    elif isinstance(n, (cst.Tuple, cst.List)):
+                        stack.extend(el.value for el in n.elements)
+                    elif isinstance(n, cst.StarredElement):
+                        stack.append(n.value)
+        got = func.bound = frozenset(names)
+    return got
+
+
+def _vague_tensors(v: Value) -> bool:
+    """An annotation's value with a tensor of unknown device (worth refining from the body)."""
+    if v.kind == TENSOR:
+        return v.device is None
+    if v.item is not None:
+        return _vague_tensors(v.item)
+    return v.kind == TUPLE and any(_vague_tensors(e) for e in v.elts)
+
+
+def _refine(ann: Value, body: Value) -> Value:
+    """The annotated value, with the device (and dtype) the function's body gives its tensors."""
+    if ann.kind == TENSOR and body.kind == TENSOR:
+        return ann.with_(device=ann.device or body.device, dtype=ann.dtype or body.dtype, host_data=body.host_data)
+    if ann.kind == TUPLE and body.kind == TUPLE and ann.elts and len(ann.elts) == len(body.elts):
+        return ann.with_(elts=tuple(_refine(a, b) for a, b in zip(ann.elts, body.elts)))
+    if ann.kind == body.kind and ann.item is not None and body.item is not None:  # dict[str, tuple[Tensor, bool]]
+        return ann.with_(item=_refine(ann.item, body.item))
+    return ann
+
+
+def _is_static(node: cst.FunctionDef) -> bool:
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
+
+
+def _placeholder(node: cst.FunctionDef) -> bool:
+    """A body that raises unconditionally or does nothing (``raise NotImplementedError``, ``pass``,
+    ``...``, a docstring): a method for subclasses to override, so its callers learn nothing from it (it
+    does not return None to them)."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    if any(isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, cst.Raise) for s in stmt.body)
+           for stmt in body):
+        return True  # an unconditional raise: it never returns
+    for stmt in body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            return False
+        for small in stmt.body:
+            if isinstance(small, cst.Pass):
+                continue
+            if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString,
+                                                                        cst.Ellipsis)):
+                continue
+            return False
+    return True
+
+
+def _signature_comment(node: cst.FunctionDef):
+    """A PEP 484 signature type comment, ``# type: (Tensor, int) -> Tensor``, on the ``def`` line or
+    the first line of the body: ([argument annotations] or None for ``(...)``, return annotation)."""
+    texts = []
+    body = node.body
+    if isinstance(body, cst.IndentedBlock):
+        if body.header.comment is not None:
+            texts.append(body.header.comment.value)
+        if body.body:
+            texts.extend(line.comment.value for line in body.body[0].leading_lines if line.comment is not None)
+    for text in texts:
+        text = text[1:].strip()
+        if not text.startswith("type:") or "->" not in text:
+            continue
+        args, _, ret = text[len("type:"):].strip().rpartition("->")
+        try:
+            args_expr = cst.parse_expression(args.strip())
+            ret_expr = cst.parse_expression(ret.split("#")[0].strip())
+        except Exception:
+            return None
+        if isinstance(args_expr, cst.Ellipsis):
+            return None, ret_expr
+        if isinstance(args_expr, cst.Tuple):
+            if any(isinstance(el, cst.StarredElement) for el in args_expr.elements):
+                return None, ret_expr
+            return [el.value for el in args_expr.elements], ret_expr
+        return [args_expr], ret_expr
+    return None
