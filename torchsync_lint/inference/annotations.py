@@ -82,6 +82,17 @@ def without_arraylike(v: Value) -> Value:
 
 class Annotations:
     def annotation_value(self, ann: cst.BaseExpression, depth: int = 0) -> Value:
+        """Memoised per annotation node: typed code asks about the same ones again and again."""
+        memo = self.__dict__.setdefault("_annotation_memo", {})
+        hit = memo.get(id(ann))
+        if hit is not None and hit[0] is ann:
+            return hit[1]
+        v = self._annotation_value(ann, depth)
+        if v.ref is None:  # a reference resolves later, through the project
+            memo[id(ann)] = (ann, v)
+        return v
+
+    def _annotation_value(self, ann: cst.BaseExpression, depth: int) -> Value:
         if depth > 8:
             return UNKNOWN_VALUE
         if isinstance(ann, cst.SimpleString):

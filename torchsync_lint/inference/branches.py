@@ -4,7 +4,8 @@ path left in it; ``if isinstance(v, Tensor):`` makes ``v`` a tensor inside the b
 Kept current by the rule walker (``FileContext``): ``enter_if`` before the test, ``switch`` when
 the walk reaches the ``else``/``elif`` part, ``leave_if`` after; loops (``enter_loop``/
 ``leave_loop``) join the state before the loop with the state after its body, since the body
-may run no time at all.
+may run no time at all. A branch eager execution never takes (``if torch.jit.is_scripting():``,
+``torch.jit.is_tracing()``, ONNX export) leaves nothing in the join.
 """
 
 from __future__ import annotations
@@ -18,8 +19,24 @@ from torchsync_lint.inference.values import BATCH, SELF_ATTR, TENSOR, UNKNOWN, V
 _TENSOR_TYPES = frozenset(("torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"))
 
 
+# False in eager execution (what training runs and the GPU truth record): a branch under them
+# is TorchScript's or an exporter's, and its assignments never reach the code after the `if`
+EAGER_FALSE = frozenset(("torch.jit.is_scripting", "torch.jit.is_tracing", "torch._C._get_tracing_state",
+                         "torch.onnx.is_in_onnx_export"))
+
+
+def eager_false(test: cst.BaseExpression, qualify) -> bool:
+    """``torch.jit.is_scripting()``, and ``a or b`` / ``a and b`` that it decides."""
+    if isinstance(test, cst.Call):
+        return qualify(test.func) in EAGER_FALSE
+    if isinstance(test, cst.BooleanOperation):
+        left, right = eager_false(test.left, qualify), eager_false(test.right, qualify)
+        return (left and right) if isinstance(test.operator, cst.Or) else (left or right)
+    return False
+
+
 class _Frame:
-    __slots__ = ("node", "before", "ends", "orelse_id", "otherwise")
+    __slots__ = ("node", "before", "ends", "orelse_id", "otherwise", "dead")
 
     def __init__(self, node: cst.CSTNode, before: Dict[str, Value], orelse_id: Optional[int],
                  otherwise: Optional[Dict[str, Value]] = None) -> None:
@@ -30,6 +47,7 @@ class _Frame:
         # the state where the test is false: `if not isinstance(v, Tensor): v = torch.tensor(v)`
         # leaves `v` a tensor (of unknown device) on the path that skips the body
         self.otherwise = otherwise if otherwise is not None else before
+        self.dead: Optional[str] = None  # "body" / "else": the part eager execution never runs
 
 
 def _join_states(states: List[Dict[str, Value]], before: Dict[str, Value]) -> Dict[str, Value]:
@@ -58,7 +76,7 @@ class Branches:
     def __init__(self) -> None:
         self._frames: List[_Frame] = []
 
-    def enter_if(self, node: cst.If, values: Dict[str, Value], narrow) -> None:
+    def enter_if(self, node: cst.If, values: Dict[str, Value], narrow, qualify=None) -> None:
         orelse = node.orelse
         test = node.test
         otherwise = None
@@ -67,7 +85,14 @@ class Branches:
             if narrowed:
                 otherwise = dict(values)
                 otherwise.update(narrowed)
-        self._frames.append(_Frame(node, dict(values), id(orelse) if orelse is not None else None, otherwise))
+        frame = _Frame(node, dict(values), id(orelse) if orelse is not None else None, otherwise)
+        if qualify is not None:
+            if eager_false(test, qualify):
+                frame.dead = "body"
+            elif (isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+                  and eager_false(test.expression, qualify)):
+                frame.dead = "else"
+        self._frames.append(frame)
         for name, v in narrow(test):
             values[name] = v
 
@@ -76,7 +101,8 @@ class Branches:
         if not self._frames or self._frames[-1].orelse_id != id(node):
             return False
         frame = self._frames[-1]
-        frame.ends.append(dict(values))
+        if frame.dead != "body":
+            frame.ends.append(dict(values))
         values.clear()
         values.update(frame.otherwise)
         return True
@@ -87,7 +113,12 @@ class Branches:
         frame = self._frames.pop()
         ends = frame.ends + [dict(values)]
         if frame.orelse_id is None:
-            ends.append(frame.otherwise)  # no else: the body may not run
+            if frame.dead == "body":
+                ends = [frame.otherwise]  # `if torch.jit.is_scripting(): ...` never runs eagerly
+            elif frame.dead is None:
+                ends.append(frame.otherwise)  # no else: the body may not run
+        elif frame.dead == "else":
+            ends = frame.ends  # the else part is the one that never runs
         joined = _join_states(ends, frame.before)
         values.clear()
         values.update(joined)

@@ -138,7 +138,7 @@ class FileContext:
     # -- branches: names after an if/else or a loop hold the join of every path -----------------
     def enter_if(self, node: cst.If) -> None:
         self._values.clear()
-        self.branches.enter_if(node, self.scope.values, self._narrow)
+        self.branches.enter_if(node, self.scope.values, self._narrow, self.aliases.qualify)
 
     def _narrow(self, test: cst.BaseExpression):
         return isinstance_tensor(test, self.aliases.qualify, self.scope.lookup)

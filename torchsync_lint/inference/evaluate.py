@@ -353,6 +353,8 @@ class Evaluator(TorchCalls, Annotations, Summaries):
         if isinstance(e, (cst.Float, cst.Imaginary)):
             return number("float")
         if isinstance(e, cst.SimpleString):
+            if "cpu" not in e.value and "cuda" not in e.value:
+                return Value(STR)  # no device name: skip evaluating the literal (ast.literal_eval)
             text = e.evaluated_value
             if isinstance(text, str) and text.startswith(("cpu", "cuda")):
                 return Value(STR, device=CPU if text.startswith("cpu") else CUDA)
