@@ -31,7 +31,7 @@ from torchsync_lint.inference.context import FileContext
 from torchsync_lint.inference.evaluate import Evaluator
 from torchsync_lint.inference.hotness import CallGraph, FileSummary, summarise
 from torchsync_lint.inference.frequency import EVERY_STEP, ONCE, TEST, combine
-from torchsync_lint.inference.index import FileIndex, FunctionInfo, augmented_value
+from torchsync_lint.inference.index import FileIndex, FunctionInfo
 from torchsync_lint.inference.interface import extract as extract_interface
 from torchsync_lint.inference.values import Value
 from torchsync_lint.noqa import Suppressions
@@ -221,8 +221,7 @@ class RuleWalker(cst.CSTVisitor):
 
     def _bind_augassign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, (cst.Name, cst.Attribute)):
-            value = self.ctx.evaluator.index.augmented.get(id(node)) or augmented_value(node)
-            self.ctx.bind(node.target, self.ctx.value(value))
+            self.ctx.bind(node.target, self.ctx.value(self.ctx.evaluator.index.augmented[id(node)]))
 
     def _bind_named(self, node: cst.NamedExpr) -> None:
         self.ctx.bind(node.target, self.ctx.value(node.value))

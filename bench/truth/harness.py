@@ -142,3 +142,34 @@ def run_all(torch, rec, builders: Sequence[Callable], device, steps: int, deadli
         entry.update(rec.entry())
         entry["seconds"] = round(time.time() - t1, 1)
         on_entry(name, entry)
+
+
+def figure_logger():
+    """A Lightning logger whose experiment takes figures and histograms (as TensorBoard's does), so
+    the logging branches of a fit run (validation figures, prediction and interpretation plots);
+    it keeps nothing."""
+    from lightning.pytorch.loggers import Logger
+
+    class _Experiment:
+        def add_figure(self, *args, **kwargs):
+            import matplotlib.pyplot as plt
+            plt.close("all")
+
+        def add_histogram(self, *args, **kwargs):
+            pass
+
+    class FigureLogger(Logger):
+        name = "figures"
+        version = 0
+
+        @property
+        def experiment(self):
+            return _Experiment()
+
+        def log_hyperparams(self, *args, **kwargs):
+            pass
+
+        def log_metrics(self, metrics, step=None):
+            pass
+
+    return FigureLogger()

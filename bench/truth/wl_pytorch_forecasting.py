@@ -9,7 +9,7 @@ Random init; batches come from the dataset's own dataloader and are moved to the
 
 from __future__ import annotations
 
-from harness import Workload
+from harness import Workload, figure_logger
 
 N_SERIES, T_LEN = 8, 60
 ENC, PRED = 24, 6
@@ -485,36 +485,6 @@ def build_dataset_batches(torch, device):
 
 
 # ---- whole Lightning fits and predict ---------------------------------------------------------
-def _figure_logger():
-    """A logger whose experiment draws figures (as TensorBoard's does), so log_prediction and
-    log_interpretation run; it keeps nothing."""
-    from lightning.pytorch.loggers import Logger
-
-    class _Experiment:
-        def add_figure(self, *args, **kwargs):
-            import matplotlib.pyplot as plt
-            plt.close("all")
-
-        def add_histogram(self, *args, **kwargs):
-            pass
-
-    class FigureLogger(Logger):
-        name = "figures"
-        version = 0
-
-        @property
-        def experiment(self):
-            return _Experiment()
-
-        def log_hyperparams(self, *args, **kwargs):
-            pass
-
-        def log_metrics(self, metrics, step=None):
-            pass
-
-    return FigureLogger()
-
-
 def build_trainer_fit(torch, device):
     """lightning.Trainer(max_steps=2).fit with validation, then model.predict (raw, quantiles, with x) as the
     tutorials run them: TFT (with a figure logger and log_interval=1), DeepAR, N-BEATS, N-HiTS."""
@@ -532,7 +502,7 @@ def build_trainer_fit(torch, device):
             train, val = _dataset(kind, relative_time_idx=relative)
             model = make(train)
             trainer = lightning.Trainer(max_steps=2, accelerator=accel, devices=1,
-                                        logger=_figure_logger() if figures else False,
+                                        logger=figure_logger() if figures else False,
                                         enable_checkpointing=False, enable_progress_bar=False,
                                         enable_model_summary=False, limit_val_batches=1, num_sanity_val_steps=0,
                                         gradient_clip_val=0.1, log_every_n_steps=1)

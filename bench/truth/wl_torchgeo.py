@@ -7,7 +7,7 @@ Random init, synthetic multispectral images made on the device; no files, no dow
 
 from __future__ import annotations
 
-from harness import Workload
+from harness import Workload, figure_logger
 
 B, CH, H = 4, 4, 64  # batch, bands, side
 NC = 5  # classes
@@ -614,32 +614,6 @@ def build_samplers(torch, device):
 
 
 # ---- whole Lightning fits ----------------------------------------------------------------------
-def _figure_logger():
-    """A logger whose experiment draws figures (as TensorBoard's does), so the validation figure
-    branch of the trainers runs; it keeps nothing."""
-    from lightning.pytorch.loggers import Logger
-
-    class _Experiment:
-        def add_figure(self, *args, **kwargs):
-            pass
-
-    class FigureLogger(Logger):
-        name = "figures"
-        version = 0
-
-        @property
-        def experiment(self):
-            return _Experiment()
-
-        def log_hyperparams(self, *args, **kwargs):
-            pass
-
-        def log_metrics(self, metrics, step=None):
-            pass
-
-    return FigureLogger()
-
-
 def build_trainer_fit(torch, device):
     """lightning.Trainer(max_steps=2).fit / validate / predict of torchgeo trainers on a NonGeoDataModule
     over a synthetic dataset (its GPU-side batch augmentation runs in on_after_batch_transfer)."""
@@ -669,7 +643,7 @@ def build_trainer_fit(torch, device):
         def run():
             task = make_task()
             dm = DM(kind, collate)
-            trainer = lightning.Trainer(max_steps=2, accelerator=accel, devices=1, logger=_figure_logger(),
+            trainer = lightning.Trainer(max_steps=2, accelerator=accel, devices=1, logger=figure_logger(),
                                         enable_checkpointing=False, enable_progress_bar=False,
                                         enable_model_summary=False, limit_val_batches=1, num_sanity_val_steps=0,
                                         log_every_n_steps=1)

@@ -83,7 +83,7 @@ def without_arraylike(v: Value) -> Value:
 class Annotations:
     def annotation_value(self, ann: cst.BaseExpression, depth: int = 0) -> Value:
         """Memoised per annotation node: typed code asks about the same ones again and again."""
-        memo = self.__dict__.setdefault("_annotation_memo", {})
+        memo = self._annotation_memo
         hit = memo.get(id(ann))
         if hit is not None and hit[0] is ann:
             return hit[1]

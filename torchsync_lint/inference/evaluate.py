@@ -74,6 +74,7 @@ class Evaluator(TorchCalls, Annotations, Summaries):
         # ("any": anywhere, "cpu": on the host), for call sites that pass tensors
         self.assume_params = assume_params
         self._host_variant: Optional["Evaluator"] = None  # assume_params="cpu", made on demand
+        self._annotation_memo: Dict[int, tuple] = {}  # id(annotation node) -> (node, value)
         # other files' interfaces (``inference.project.Project``); None: references stay symbolic
         self.project = project
         self.refs: Set[tuple] = set()  # references met while no project was there to resolve them

@@ -61,8 +61,8 @@ def extract(index: FileIndex, evaluator: Evaluator, summary: Optional[FileSummar
             flags = ()
         for flag, assume in flags:
             if flag not in variants:
-                variants[flag] = Evaluator(index, evaluator.hot_functions, project=evaluator.project,
-                                           assume_params=assume)
+                variants[flag] = evaluator.host_variant() if assume == "cpu" else Evaluator(
+                    index, evaluator.hot_functions, project=evaluator.project, assume_params=assume)
             alt = variants[flag].returns(f)
             if alt != ret and _keep(alt):
                 entry["returns_" + flag] = to_data(alt)

@@ -256,11 +256,15 @@ class Summaries:
         if (call is None or scope is None or out.kind != TENSOR or out.device is not None
                 or self.assume_params is not None or not call.args or not self._host_arguments(call, scope)):
             return out
-        if self._host_variant is None:
-            # the same evaluator, summarising with host tensors in its open parameters
-            self._host_variant = type(self)(self.index, self.hot_functions, project=self.project, assume_params="cpu")
-        alt = self._host_variant.returns(func)
+        alt = self.host_variant().returns(func)
         return alt if alt.kind == TENSOR and alt.device == CPU else out
+
+    def host_variant(self):
+        """This file's evaluator that summarises with host tensors in the open parameters (made
+        once; the interface's ``returns_cpu`` comes from it too)."""
+        if self._host_variant is None:
+            self._host_variant = type(self)(self.index, self.hot_functions, project=self.project, assume_params="cpu")
+        return self._host_variant
 
     def _host_arguments(self, call: cst.Call, scope: Scope) -> bool:
         seen_tensor = False

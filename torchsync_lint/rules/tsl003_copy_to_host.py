@@ -100,8 +100,6 @@ class CopyToHost(Rule):
             return
         if method not in ("cpu", "to", "numpy"):
             return
-        if method == "numpy":
-            self._cpu_then_numpy(f.value)
         if method == "cpu" and not node.args and self.ctx.value(f.value).kind == UNKNOWN:
             self.report(f.attr)  # a tensor or a module, either on the GPU or nothing to copy
             return
@@ -116,15 +114,6 @@ class CopyToHost(Rule):
                 self.report(f.attr)
         elif self.ctx.value(node).device == CPU and not non_blocking(node):
             self.report(f.attr)
-
-    def _cpu_then_numpy(self, inner: cst.BaseExpression) -> None:
-        """``p.cpu().numpy()`` where inference cannot tell what ``p`` is: only a tensor has both
-        (a module has no ``.numpy()``, an array no ``.cpu()``), and its device is unknown."""
-        if not (isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute)
-                and inner.func.attr.value == "cpu" and not inner.args):
-            return
-        if self.ctx.value(inner.func.value).kind == UNKNOWN:
-            self.report(inner.func.attr)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         """``host[i] = t``: writing a GPU value into a CPU tensor copies it to the host (measured:
