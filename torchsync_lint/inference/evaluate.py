@@ -477,11 +477,12 @@ class Evaluator(TorchCalls, Annotations, Summaries):
         if base.kind == TENSOR:
             if any(isinstance(el.slice, cst.Index) and isinstance(el.slice.value, cst.SimpleString) for el in e.slice):
                 return UNKNOWN_VALUE  # `obj["key"]`: no tensor takes a str index, so `obj` was mis-typed
-            return tensor(base.device, base.dtype).with_(assumed=base.assumed)
+            ndim = self._indexed_ndim(base.ndim, e, scope)
+            return tensor(base.device, base.dtype).with_(assumed=base.assumed, ndim=ndim, zero_dim=ndim == 0)
         if base.kind == TENSOR_SEQ:
             if len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Slice):
                 return base
-            return tensor(base.device, base.dtype)
+            return tensor(base.device, base.dtype).with_(ndim=base.ndim, zero_dim=base.ndim == 0)
         if base.kind == SIZE:
             if len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Slice):
                 return Value(SIZE)
@@ -496,7 +497,30 @@ class Evaluator(TorchCalls, Annotations, Summaries):
                 i = _int_literal(idx.value)
                 if i is not None and -len(base.elts) <= i < len(base.elts):
                     return base.elts[i]
+        if base.kind == UNKNOWN and len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Index):
+            # only a tensor takes a device boolean mask (a list cannot, numpy cannot read a GPU one)
+            mask = self.infer(e.slice[0].slice.value, scope)
+            if mask.kind == TENSOR and mask.dtype == "bool" and mask.device != CPU and not mask.assumed:
+                return tensor(mask.device)
         return UNKNOWN_VALUE
+
+    def _indexed_ndim(self, ndim: Optional[int], e: cst.Subscript, scope: Scope) -> Optional[int]:
+        """Dimensions left after ``x[0, :, None]``: Python integers take one each, slices none,
+        ``None`` adds one; an ellipsis or a tensor index leaves it unknown."""
+        if ndim is None:
+            return None
+        for el in e.slice:
+            s = el.slice
+            if isinstance(s, cst.Slice):
+                continue
+            if isinstance(s.value, cst.Name) and s.value.value == "None":
+                ndim += 1
+                continue
+            v = self.infer(s.value, scope)
+            if v.kind != NUMBER or v.dtype not in ("int", None) or isinstance(s.value, cst.Ellipsis):
+                return None
+            ndim -= 1
+        return ndim if ndim >= 0 else None
 
     def _binary(self, e: cst.BinaryOperation, scope: Scope) -> Value:
         a, b = self.infer(e.left, scope), self.infer(e.right, scope)
@@ -516,7 +540,11 @@ class Evaluator(TorchCalls, Annotations, Summaries):
                 t = a if a.kind == TENSOR else b
                 dtype = t.dtype if t.dtype != "bool" else None
             # `n // 2` of an assumed input is as much a guess as `n`
-            return tensor(device, dtype).with_(assumed=all(v.assumed for v in (a, b) if v.kind == TENSOR))
+            out = tensor(device, dtype).with_(assumed=all(v.assumed for v in (a, b) if v.kind == TENSOR))
+            dims = [v.ndim if v.kind == TENSOR else 0 if v.kind == NUMBER else None for v in (a, b)]
+            if None not in dims:  # broadcasting: the larger rank
+                out = out.with_(ndim=max(dims), zero_dim=max(dims) == 0)
+            return out
         if a.kind == NUMBER and b.kind == NUMBER:
             return number()
         if a.kind == SIZE and b.kind in (SIZE, TUPLE) and isinstance(e.operator, cst.Add):

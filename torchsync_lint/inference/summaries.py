@@ -13,6 +13,7 @@ from typing import Dict, List, Optional
 import libcst as cst
 
 from torchsync_lint.inference.annotations import without_arraylike
+from torchsync_lint.inference.docstrings import docstring, parameter_types
 from torchsync_lint.inference.index import STEP_HOOKS, ClassInfo, FunctionInfo
 from torchsync_lint.inference.names import dotted
 from torchsync_lint.inference.scope import Scope
@@ -165,6 +166,17 @@ class Summaries:
                 v = self.annotation_value(param.annotation.annotation)
                 if v.kind != UNKNOWN:
                     out[param.name.value] = v
+        # a literal default (`mask_shape="targets"`) outweighs a docstring that says Tensor
+        untyped = [q.name.value for q in params
+                   if q.annotation is None and q.name.value not in out and not _literal_default(q)]
+        if untyped:  # `x : torch.Tensor` in the docstring (of the class, for `__init__`)
+            docs = [docstring(func.node)]
+            if func.is_method and func.name == "__init__":
+                docs.append(docstring(func.cls.node))
+            typed = parameter_types(*docs)
+            for name in untyped:
+                if name in typed:
+                    out[name] = typed[name]
         for b in func.bindings:  # `img_np: np.ndarray` declares a local the same way
             if b[0] == "annassign" and isinstance(b[1][0], cst.Name) and b[1][0].value not in out:
                 v = self.annotation_value(b[3])
@@ -444,6 +456,13 @@ def _refine(ann: Value, body: Value) -> Value:
     if ann.kind == body.kind and ann.item is not None and body.item is not None:  # dict[str, tuple[Tensor, bool]]
         return ann.with_(item=_refine(ann.item, body.item))
     return ann
+
+
+def _literal_default(param: cst.Param) -> bool:
+    d = param.default
+    return isinstance(d, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float,
+                          cst.UnaryOperation, cst.List, cst.Tuple, cst.Dict)) or (
+        isinstance(d, cst.Name) and d.value in ("True", "False"))
 
 
 def _is_static(node: cst.FunctionDef) -> bool:

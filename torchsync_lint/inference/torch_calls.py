@@ -185,9 +185,9 @@ class TorchCalls:
                                                   and self.infer(call.args[1].value, scope).kind == NUMBER):
             return Value(TENSOR_SEQ, device=device)
         if last == "nonzero" and _kwarg_true(call, "as_tuple"):
-            return Value(TENSOR_SEQ, device=device, dtype="int")
+            return Value(TENSOR_SEQ, device=device, dtype="int", ndim=1)  # ndim: of each member
         if last == "where" and len(call.args) == 1:
-            return Value(TENSOR_SEQ, device=device, dtype="int")
+            return Value(TENSOR_SEQ, device=device, dtype="int", ndim=1)
         if last == "unique" and (kw & {"return_inverse", "return_counts"}):
             return Value(TENSOR_SEQ, device=device)
         dtype = "bool" if last in api.BOOL_OPS else "int" if last in api.INT_OPS else self.dtype_arg(call)
@@ -250,7 +250,12 @@ class TorchCalls:
     def tensor_method(self, name: str, recv: Value, call: cst.Call, scope: Scope) -> Value:
         out = self._tensor_method(name, recv, call, scope)
         if out.kind == TENSOR and not call.args and name in FULL_REDUCTIONS:
-            return out.with_(zero_dim=True, dtype="int" if name in ("argmax", "argmin", "count_nonzero") else out.dtype)
+            return out.with_(zero_dim=True, ndim=0,
+                             dtype="int" if name in ("argmax", "argmin", "count_nonzero") else out.dtype)
+        if out.kind == TENSOR and _flattens(name, call):
+            return out.with_(ndim=1)
+        if out.kind == TENSOR and name in SHAPE_KEEPING and recv.ndim is not None:
+            return out.with_(ndim=recv.ndim, zero_dim=recv.zero_dim)
         return out
 
     def _tensor_method(self, name: str, recv: Value, call: cst.Call, scope: Scope) -> Value:
@@ -291,7 +296,7 @@ class TorchCalls:
         )):
             return Value(TENSOR_SEQ, device=device)
         if name == "nonzero" and _kwarg_true(call, "as_tuple"):
-            return Value(TENSOR_SEQ, device=device, dtype="int")
+            return Value(TENSOR_SEQ, device=device, dtype="int", ndim=1)
         if name == "unique" and (kw & {"return_inverse", "return_counts"}):
             return Value(TENSOR_SEQ, device=device)
         if name in api.BOOL_OPS:
@@ -326,6 +331,8 @@ class TorchCalls:
 
     def _factory_ndim(self, last: str, call: cst.Call, scope: Scope) -> Optional[int]:
         """``torch.zeros(1, n, 1)`` / ``torch.ones((3, 3))``: how many dimensions the sizes give."""
+        if last in ("arange", "randperm"):
+            return 1
         if last not in SIZED_FACTORIES:
             return None
         sizes = [a for a in call.args if a.keyword is None or a.keyword.value == "size"]
@@ -362,7 +369,24 @@ class TorchCalls:
         return tensor(device, dtype, host_data=recv.host_data and device == CPU)
 
 
+# methods whose result has the receiver's shape (conversions, copies, elementwise maps)
+SHAPE_KEEPING = frozenset(
+    "long int float double half bfloat16 bool byte short char clone detach contiguous to cpu cuda type_as "
+    "abs neg sign sigmoid relu exp log sqrt rsqrt round floor ceil trunc clamp clip requires_grad_ "
+    "pin_memory".split()
+)
 SIZED_FACTORIES = frozenset("zeros ones empty rand randn full".split())  # the size comes first
+
+
+def _flattens(name: str, call: cst.Call) -> bool:
+    """``x.flatten()``, ``x.ravel()``, ``x.view(-1)``, ``x.reshape(-1)``: one dimension."""
+    if name in ("flatten", "ravel"):
+        return not call.args
+    if name in ("view", "reshape") and len(call.args) == 1 and call.args[0].keyword is None:
+        v = call.args[0].value
+        return (isinstance(v, cst.UnaryOperation) and isinstance(v.operator, cst.Minus)
+                and isinstance(v.expression, cst.Integer) and v.expression.value == "1")
+    return False
 
 
 def _size_length(v: Value) -> Optional[int]:
