@@ -1,5 +1,6 @@
 """The sync catalog: its data, its loader, and the rules' claims checked against it."""
 
+import ast
 import json
 import subprocess
 import sys
@@ -235,3 +236,107 @@ def test_timing_decides_and_disagreements_are_marked(times, warned, want):
     synced, how, stall_us = _ScriptedOracles(times, warned).decide(lambda: None)
     assert (synced, how) == want
     assert stall_us >= 0
+
+
+# -- argument forms (issue #9): hand-written recipes, measured per form ------------------------
+
+
+def test_argument_forms_in_the_data():
+    from torchsync_lint.catalog import forms
+
+    ctc = "torch.nn.functional.ctc_loss"
+    assert catalog.syncs(ctc, "lengths=cuda") is True
+    assert catalog.syncs(ctc, "lengths=list") is True  # reduction='mean' copies the target lengths
+    assert catalog.syncs(ctc, "lengths=list,reduction=sum") is True  # outside cuDNN: batch offsets
+    assert catalog.syncs(ctc, "cudnn:targets=cpu-int32,lengths=list,reduction=sum") is False
+    assert catalog.syncs(ctc, "cudnn:targets=cpu-int32,lengths=cuda,reduction=sum") is True
+    pack = "torch.nn.utils.rnn.pack_padded_sequence"
+    assert catalog.syncs(pack, "lengths=list,enforce_sorted=False") is True
+    assert catalog.syncs(pack, "lengths=cpu,enforce_sorted=True") is False
+    assert catalog.syncs("torch.repeat_interleave", "repeats=cuda:1d,output_size=int") is False
+    for q in ("torch.nn.functional.embedding_bag", "torch.embedding_bag", "torch.nn.EmbeddingBag", "torch.stft",
+              "torch.quantile", "torch.multinomial"):
+        assert catalog.syncs(q) is False, q
+    assert all(v.synced for v in forms.forms("torch.istft").variants)
+    env = catalog.environment()
+    assert env["recipes"]["torch"] == env["torch"] and env["recipes"]["gpu"] == env["gpu"]
+
+
+def test_every_recipe_form_names_a_parameter():
+    from torchsync_lint.catalog import synth
+
+    for q, recipe in synth.ARGUMENT_RECIPES.items():
+        labels = [label for label, _, _ in recipe.variants]
+        assert len(labels) == len(set(labels)), q
+        for label, form, _ in recipe.variants:
+            for param, value in form.items():
+                kind, *quals = value.split(":")
+                if value.startswith("="):
+                    ast.literal_eval(value[1:])
+                else:
+                    assert kind in ("cuda", "cpu", "list", "number", "absent"), (q, label, param, value)
+                    assert all(x in ("1d", "2d", "int32", "int64") for x in quals), (q, label, param, value)
+        e = catalog.entry(q)
+        assert e is not None and e["recipe"]["params"] == list(recipe.params), q
+        assert set(labels) <= set(e["variants"]), q
+
+
+def test_forms_decide_a_call_from_the_measured_forms():
+    from torchsync_lint.catalog.forms import ABSENT, CPU, CUDA, LIST, LITERAL, TENSOR, Observed, decide, forms
+
+    ctc = forms("torch.nn.functional.ctc_loss")
+    unknown = {p: Observed(None) for p in ("targets", "input_lengths", "target_lengths")}
+    assert decide(ctc, unknown)[0] is True  # reduction='mean' (the default): every form synced
+    total = dict(unknown, reduction=Observed(LITERAL, "sum"))
+    assert decide(ctc, total)[0] is None  # cuDNN's form possible, the others synced
+    assert decide(ctc, dict(total, input_lengths=Observed(CUDA), target_lengths=Observed(CUDA)))[0] is True
+    cudnn = dict(total, targets=Observed(CPU, dtype="int", ndim=1), input_lengths=Observed(LIST),
+                 target_lengths=Observed(LIST))
+    synced, variant = decide(ctc, cudnn)
+    assert synced is False and variant.label.startswith("cudnn:")
+    assert decide(ctc, dict(cudnn, targets=Observed(CUDA)))[0] is True
+    assert decide(ctc, dict(cudnn, targets=Observed(TENSOR)))[0] is None  # device unknown: either form
+    pack = forms("torch.nn.utils.rnn.pack_padded_sequence")
+    assert decide(pack, {"lengths": Observed(LIST)})[0] is False  # enforce_sorted defaults to True
+    lengths = {"lengths": Observed(None)}
+    assert decide(pack, dict(lengths, enforce_sorted=Observed(LITERAL, False)))[0] is True
+    assert decide(pack, dict(lengths, enforce_sorted=Observed(None)))[0] is None
+    assert decide(pack, dict(lengths, enforce_sorted=Observed(ABSENT)))[0] is False
+    assert decide(pack, {})[0] is None  # no lengths passed: no measured form
+
+
+def test_merge_adds_recipe_variants_and_keeps_the_rest():
+    from torchsync_lint.catalog import sweep
+
+    env = {"torch": "2.11", "gpu": "H100", "seconds": 1.0}
+    current = {"format": 1, "environment": dict(env), "entries": {
+        "torch.a": {"syncs": False, "variants": {"default": {"args": "x", "synced": False, "how": "both"}}},
+        "torch.b": {"syncs": None, "variants": {}, "error": "ValueError: no"},
+    }}
+    measured = {"environment": dict(env, seconds=2.0), "entries": {
+        "torch.a": {"variants": {"x=cuda": {"args": "y", "synced": True, "how": "both", "form": {"x": "cuda"}}},
+                    "recipe": {"params": ["x"], "defaults": {}}},
+        "torch.b": {"variants": {"x=list": {"args": "z", "synced": False, "how": "both", "form": {"x": "list"}}},
+                    "recipe": {"params": ["x"], "defaults": {}}},
+    }}
+    out = sweep.merge(current, measured)
+    a, b = out["entries"]["torch.a"], out["entries"]["torch.b"]
+    assert set(a["variants"]) == {"default", "x=cuda"} and a["syncs"] is True and a["argument_dependent"]
+    assert b["syncs"] is False and "error" not in b and b["synth_error"] == "ValueError: no"
+    assert out["environment"]["seconds"] == 1.0 and out["environment"]["recipes"]["seconds"] == 2.0
+    with pytest.raises(ValueError):
+        sweep.merge(current, dict(measured, environment=dict(env, torch="2.12")))
+
+
+def test_recipes_run_on_cpu():
+    torch = pytest.importorskip("torch")
+    from torchsync_lint.catalog import sweep, synth
+
+    oracles = sweep.Oracles(torch, "cpu")
+    for q in ("torch.nn.functional.ctc_loss", "torch.nn.CTCLoss", "torch.nn.utils.rnn.pack_padded_sequence",
+              "torch.Tensor.istft", "torch.embedding_bag"):
+        entry = sweep.measure_recipe(torch, synth, oracles, q)
+        assert set(entry["variants"]) == {label for label, _, _ in synth.ARGUMENT_RECIPES[q].variants}
+        errors = {k: v["error"] for k, v in entry["variants"].items() if v["how"] == "error"}
+        assert not errors, (q, errors)
+        assert all(v["form"] for v in entry["variants"].values())

@@ -59,6 +59,20 @@ def render() -> str:
         "(ground truth; the debug mode decides only when the timing is ambiguous). A callable *syncs* when "
         "any variant synced.",
         "",
+    ]
+    rec = env.get("recipes")
+    if rec:
+        n = sum(1 for e in entries.values() if e.get("recipe"))
+        out += [
+            f"{n} callables whose sync depends on the form of an argument also ran with hand-written "
+            "argument recipes (`synth.ARGUMENT_RECIPES`: lengths as GPU tensors, CPU tensors or lists, a "
+            "window or none, `enforce_sorted`...), one variant per form, with the same two oracles: "
+            f"`python -m torchsync_lint.catalog.sweep --recipes` took {rec.get('seconds')} s on "
+            f"{rec.get('gpu')} with torch {rec.get('torch')}; the rules match calls against these forms "
+            "(`catalog.forms`).",
+            "",
+        ]
+    out += [
         "| count | value |",
         "| --- | --- |",
     ]

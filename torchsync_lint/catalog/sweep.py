@@ -1,6 +1,8 @@
 """Measure which torch callables make the host wait for the GPU; write the sync catalog.
 
     python -m torchsync_lint.catalog.sweep [--out FILE] [--module mylib.ops ...] [--device cuda]
+    python -m torchsync_lint.catalog.sweep --recipes --out recipes.json   # the hand-written forms only
+    python -m torchsync_lint.catalog.sweep --merge recipes.json           # into the catalog data
 
 Needs only torch (and torchvision for its ops, when installed). For each public callable it
 synthesises small arguments (``synth``), warms the call up once (lazy init may sync), then decides
@@ -187,7 +189,13 @@ def _resolve(torch, modname: str, name: str):
     return getattr(importlib.import_module(modname), name), False
 
 
-def _invoke(torch, synth, obj, method: bool, call, device: str, extra=None):
+def _invoke(torch, synth, obj, method: bool, call, device: str, extra=None, init=None):
+    if init is not None:  # a module class: built on the device with these keywords, then called
+        ctor = dict(init) | {k[len("init."):]: r for k, r in call.kwargs if k.startswith("init.")}
+        module = obj(**{k: synth.build(torch, r, device) for k, r in ctor.items()}).to(device)
+        args = [synth.build(torch, r, device) for r in call.args]
+        kwargs = {k: synth.build(torch, r, device) for k, r in call.kwargs if not k.startswith("init.")}
+        return lambda: module(*args, **kwargs)
     for k, r in call.kwargs:
         if k == "__setup__":
             SETUPS[r[1]](torch, device)
@@ -257,6 +265,50 @@ def measure_callable(torch, synth, oracles: Oracles, stubs, item) -> dict:
     return entry
 
 
+def _resolve_qualname(torch, qual: str):
+    """(callable, is a Tensor method) for a dotted name: ``torch.Tensor.stft``, ``torch.nn.CTCLoss``,
+    ``torch.nn.utils.rnn.pack_padded_sequence``."""
+    if qual.startswith("torch.Tensor."):
+        return getattr(torch.Tensor, qual.rsplit(".", 1)[1]), True
+    parts = qual.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for name in parts[cut:]:
+            obj = getattr(obj, name)
+        return obj, False
+    raise ImportError(qual)
+
+
+def measure_recipe(torch, synth, oracles: Oracles, qual: str) -> dict:
+    """Every hand-written variant of ``synth.ARGUMENT_RECIPES[qual]``, with its form."""
+    recipe = synth.ARGUMENT_RECIPES[qual]
+    obj, method = _resolve_qualname(torch, qual)
+    init = tuple(recipe.init) if inspect.isclass(obj) else None
+    device = oracles.device
+    entry = {"variants": {}, "recipe": {"params": list(recipe.params), "defaults": dict(recipe.defaults)}}
+    for label, form, call in recipe.variants:
+        row = {"args": synth.describe(call), "form": dict(form)}
+        try:
+            fn = _invoke(torch, synth, obj, method, call, device, None, init)
+            fn()  # warm-up
+            oracles.sync()
+            if oracles.cuda:
+                fresh = lambda: _invoke(torch, synth, obj, method, call, device, None, init)  # noqa: E731
+                synced, how, stall = oracles.decide(_Fresh(fresh, oracles))
+            else:
+                synced, how, stall = None, "ran (no CUDA)", 0
+            row.update(synced=synced, how=how, stall_us=stall)
+        except Exception as exc:
+            if "CUDA error" in str(exc) or "device-side assert" in str(exc):
+                raise
+            row.update(synced=None, how="error", error=_short(exc))
+        entry["variants"][label] = row
+    return entry
+
+
 def _prepare(fn) -> None:
     """Build a call's fresh arguments before the clock starts (see ``_Fresh``)."""
     if isinstance(fn, _Fresh):
@@ -278,19 +330,25 @@ class _Fresh:
         self.next = self.make()
 
 
-def child_main(start: int, device: str, modules, limit: Optional[int] = None) -> int:
+def child_main(start: int, device: str, modules, limit: Optional[int] = None, recipes: bool = False) -> int:
     import torch
 
     from torchsync_lint.catalog import synth
 
-    items = enumerate_callables(torch, modules)[:limit]
+    if recipes:
+        items = [(q, "", "") for q in sorted(synth.ARGUMENT_RECIPES)][:limit]
+    else:
+        items = enumerate_callables(torch, modules)[:limit]
     stubs = synth._stub_index(torch)
     oracles = Oracles(torch, device)
     out = sys.stdout
     for i in range(start, len(items)):
         print(json.dumps({"start": i, "qualname": items[i][0]}), file=out, flush=True)
         try:
-            entry = measure_callable(torch, synth, oracles, stubs, items[i])
+            if recipes:
+                entry = measure_recipe(torch, synth, oracles, items[i][0])
+            else:
+                entry = measure_callable(torch, synth, oracles, stubs, items[i])
         except Exception as exc:
             cuda = "CUDA error" in str(exc) or "device-side assert" in str(exc)
             err = ("CUDA error: " if cuda else "sweep error: ") + _short(exc)
@@ -309,14 +367,14 @@ def child_main(start: int, device: str, modules, limit: Optional[int] = None) ->
 
 
 def run_sweep(device: str, modules, log=print, limit: Optional[int] = None,
-              raw: Optional[str] = None) -> Tuple[Dict[str, dict], dict]:
+              raw: Optional[str] = None, recipes: bool = False) -> Tuple[Dict[str, dict], dict]:
     entries: Dict[str, dict] = {}
     restarts, start, t0 = [], 0, time.time()
     total = None
     mods = ",".join(f"{m}={p}" for m, p in modules)
     while True:
         cmd = [sys.executable, "-m", "torchsync_lint.catalog.sweep", "--child", str(start), "--device", device,
-               "--namespaces", mods] + (["--limit", str(limit)] if limit else [])
+               "--namespaces", mods] + (["--limit", str(limit)] if limit else []) + (["--recipes"] if recipes else [])
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         current, done = None, False
         import selectors
@@ -386,6 +444,8 @@ def summarise(entries: Dict[str, dict]) -> Dict[str, dict]:
             row = {"args": v["args"], "synced": v["synced"], "how": v["how"]}
             if "stall_us" in v:
                 row["stall_us"] = v["stall_us"]
+            if v.get("form"):
+                row["form"] = v["form"]
             if v.get("error"):
                 row["error"] = v["error"]
             rows[label] = row
@@ -395,7 +455,39 @@ def summarise(entries: Dict[str, dict]) -> Dict[str, dict]:
             item["argument_dependent"] = True
         if e.get("error"):
             item["error"] = e["error"]
+        if e.get("recipe"):
+            item["recipe"] = e["recipe"]
         out[qual] = item
+    return out
+
+
+def merge(catalog: dict, measured: dict) -> dict:
+    """``catalog`` with the entries of a recipe sweep (``--recipes``) merged in: their variants are
+    added to (or replace the same labels of) each callable's variants, the other entries are kept as
+    they are. The environment of the recipe run must be the catalog's (torch, GPU); it is recorded
+    under ``environment.recipes``. A callable that now has a decided variant loses the error of the
+    generic synthesiser (kept as ``synth_error``)."""
+    env, renv = catalog["environment"], measured["environment"]
+    for key in ("torch", "gpu"):
+        if env.get(key) != renv.get(key):
+            raise ValueError(f"the recipes were measured with {key} {renv.get(key)!r}, the catalog with {env.get(key)!r}")
+    raw = {}
+    for qual, e in catalog["entries"].items():
+        raw[qual] = {k: v for k, v in e.items() if k not in ("syncs", "argument_dependent")}
+    for qual, e in measured["entries"].items():
+        old = raw.setdefault(qual, {"variants": {}})
+        old["variants"] = {**old.get("variants", {}), **e["variants"]}
+        old["recipe"] = e.get("recipe")
+        if e.get("error"):
+            old["error"] = e["error"]
+        elif old.get("error") and any(v["synced"] is not None for v in old["variants"].values()):
+            old["synth_error"] = old.pop("error")
+    entries = summarise(raw)
+    for qual, e in raw.items():  # summarise keeps only its own keys
+        if e.get("synth_error"):
+            entries[qual]["synth_error"] = e["synth_error"]
+    out = dict(catalog, entries=entries)
+    out["environment"] = dict(env, recipes={k: renv.get(k) for k in ("torch", "gpu", "seconds", "restarted_after")})
     return out
 
 
@@ -408,7 +500,23 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--raw", default=None, help="also append every child message to this file (JSON lines)")
     p.add_argument("--limit", type=int, default=None, help="sweep only the first N callables (debugging)")
+    p.add_argument("--recipes", action="store_true",
+                   help="measure only the hand-written argument recipes (synth.ARGUMENT_RECIPES)")
+    p.add_argument("--merge", metavar="FILE", default=None,
+                   help="merge the output of a --recipes run into the catalog data (--out, default: the package's)")
     args = p.parse_args(argv)
+    if args.merge:
+        from torchsync_lint import catalog as catalog_data
+
+        target = args.out or catalog_data.DATA
+        with open(target, encoding="utf-8") as fh:
+            current = json.load(fh)
+        with open(args.merge, encoding="utf-8") as fh:
+            measured = json.load(fh)
+        text = json.dumps(merge(current, measured), indent=1, sort_keys=True) + "\n"
+        with open(target, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        return 0
     if args.namespaces:
         modules = tuple(tuple(x.split("=", 1)) for x in args.namespaces.split(","))
     elif args.module:
@@ -416,8 +524,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     else:
         modules = NAMESPACES
     if args.child is not None:
-        return child_main(args.child, args.device, modules, args.limit)
-    entries, info = run_sweep(args.device, modules, log=lambda m: print(m, file=sys.stderr), limit=args.limit, raw=args.raw)
+        return child_main(args.child, args.device, modules, args.limit, args.recipes)
+    entries, info = run_sweep(args.device, modules, log=lambda m: print(m, file=sys.stderr), limit=args.limit,
+                              raw=args.raw, recipes=args.recipes)
     catalog = {"format": 1, "environment": {**environment(args.device), **info}, "entries": summarise(entries)}
     text = json.dumps(catalog, indent=1, sort_keys=True) + "\n"
     if args.out:

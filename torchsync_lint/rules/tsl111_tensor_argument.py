@@ -6,10 +6,52 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from torchsync_lint import catalog
+from torchsync_lint.catalog import forms as argforms
 from torchsync_lint.inference import torch_facts
+from torchsync_lint.inference.values import CPU, CUDA, LIST, NONE, NUMBER, SIZE, TENSOR, TUPLE, UNKNOWN
 from torchsync_lint.rule import Rule
+from torchsync_lint.rules._common import may_be_on_gpu
 
-SYNC_CONDITION = "only when the named argument is a tensor (the catalog's `<param>=tensor` variants)"
+SYNC_CONDITION = (
+    "only when the named argument is a tensor (the catalog's `<param>=tensor` variants), or, for the "
+    "calls with measured argument forms (`form` rows), when every measured form the call can have synced"
+)
+
+# Calls whose sync depends on the form of their arguments, decided from the catalog's measured
+# argument forms (synth.ARGUMENT_RECIPES; catalog.forms matches a call against them). The message
+# names the form measured sync-free where one exists (SYNC_FREE: catalog name -> that variant).
+CTC_MESSAGE = (
+    "`ctc_loss` / `nn.CTCLoss` waits for the GPU in the form of this call (measured: every form with "
+    "`reduction='mean'` or GPU-tensor lengths, and every form outside cuDNN's path); the form measured "
+    "sync-free is cuDNN's: `reduction='sum'` or `'none'`, int32 targets concatenated on the CPU, "
+    "lengths as Python lists (every input length T), `blank=0`"
+)
+ISTFT_MESSAGE = (
+    "`istft` checks the window's overlap-add envelope on the host, so it waits for the GPU in every "
+    "measured form (with or without a window or `length`, `center`, `onesided`); call it outside "
+    "the training step, or every N steps"
+)
+PACK_MESSAGE = (
+    "`pack_padded_sequence(..., enforce_sorted=False)` sorts the lengths on the host and copies the "
+    "order to the GPU, which waits for every queued kernel (measured); sort the batch by length in "
+    "the collate function and pass `enforce_sorted=True`, measured sync-free with lengths as a list "
+    "or a CPU tensor"
+)
+FORM_MESSAGE = "`{call}` waits for the GPU in the form of this call (measured: `{label}`)"
+FORM_MESSAGES = {
+    "torch.nn.functional.ctc_loss": CTC_MESSAGE,
+    "torch.ctc_loss": CTC_MESSAGE,
+    "torch.nn.CTCLoss": CTC_MESSAGE,
+    "torch.istft": ISTFT_MESSAGE,
+    "torch.Tensor.istft": ISTFT_MESSAGE,
+    "torch.nn.utils.rnn.pack_padded_sequence": PACK_MESSAGE,
+}
+SYNC_FREE = {
+    "torch.nn.functional.ctc_loss": "cudnn:targets=cpu-int32,lengths=list,reduction=sum",
+    "torch.ctc_loss": "cudnn:targets=cpu-int32,lengths=list,reduction=sum",
+    "torch.nn.CTCLoss": "cudnn:targets=cpu-int32,lengths=list,reduction=sum",
+    "torch.nn.utils.rnn.pack_padded_sequence": "lengths=list,enforce_sorted=True",
+}
 
 
 @functools.cache
@@ -38,6 +80,38 @@ def _table() -> Dict[str, List[Tuple[str, Optional[int]]]]:
     return out
 
 
+@functools.cache
+def _form_calls() -> Dict[str, argforms.Forms]:
+    """Catalog name -> measured argument forms, for the calls with a form that synced, less the
+    calls another rule reports (repeat_interleave: TSL105)."""
+    from torchsync_lint.catalog import claims
+
+    elsewhere = set()
+    for code, module in claims.rule_modules().items():
+        if code != "TSL111":
+            elsewhere |= claims.claimed_calls(module)
+    out = {}
+    for q in argforms.callables():
+        f = argforms.forms(q)
+        if f is not None and q not in elsewhere and any(v.synced for v in f.variants):
+            out[q] = f
+    return out
+
+
+def _literal(expr: cst.BaseExpression):
+    """(is a literal, its value) for True/False/None, strings, numbers."""
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+        return True, {"True": True, "False": False, "None": None}[expr.value]
+    if isinstance(expr, cst.SimpleString):
+        return True, expr.evaluated_value
+    sign = 1
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        sign, expr = -1, expr.expression
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return True, sign * expr.evaluated_value
+    return False, None
+
+
 class TensorArgumentSync(Rule):
     """
     ## What it does
@@ -47,9 +121,19 @@ class TensorArgumentSync(Rule):
     from `catalog/data/sync_catalog.json` (variants named `<param>=tensor` that synced while the
     default form did not), less calls another rule reports with its own advice.
 
+    It also decides the ops whose sync depends on the form of their arguments from the forms the
+    catalog measured by hand (`synth.ARGUMENT_RECIPES`): a call is flagged when every measured form
+    it can have (lengths a GPU tensor, a CPU tensor or a list; `reduction`; `enforce_sorted`...)
+    synced, and not when one of them did not: `F.ctc_loss` / `torch.ctc_loss` / `nn.CTCLoss`,
+    `torch.istft` (every form syncs), `pack_padded_sequence(..., enforce_sorted=False)`.
+    `embedding_bag`, `stft`, `quantile` and `multinomial` were measured sync-free in every form.
+
     ## Why is this bad?
     These ops take the argument as a host scalar: given a CUDA tensor they copy it to the host
-    first (an `.item()` inside the op), and the copy waits for every queued kernel.
+    first (an `.item()` inside the op), and the copy waits for every queued kernel. The ops with
+    measured forms copy between host and GPU inside: `ctc_loss` moves its lengths and batch
+    offsets (and, with `reduction='mean'`, the target lengths) to the GPU from pageable memory,
+    `istft` checks the window envelope on the host, `pack_padded_sequence` copies the sort order.
 
     ## Example
     ```python
@@ -79,10 +163,17 @@ class TensorArgumentSync(Rule):
 
     ## Known problems
     Reported when inference says the argument is a tensor that may be on the GPU; a CPU 0-dim
-    tensor is read without a wait and is not reported.
+    tensor is read without a wait and is not reported. A call with measured forms is reported only
+    when the tensor it runs on may be on the GPU and every measured form its arguments allow synced;
+    where an argument's form cannot be told (a tensor of unknown device, a module's constructor
+    arguments) and the forms disagree, it is not reported. cuDNN's sync-free `ctc_loss` also needs
+    every input length equal to T, which cannot be seen statically.
 
     ## Verify
     The catalog's `<param>=tensor` rows (docs/catalog.md) were measured with a CUDA 0-dim tensor.
+    The argument forms: `python -m torchsync_lint.catalog.sweep --recipes` (H100, torch 2.11), each
+    form a row with its `form`; every `ctc_loss` form stalled about 4 ms behind a queued 4 ms sleep
+    except cuDNN's with `reduction='sum'`/`'none'` and list lengths (0 us).
 
     ## References
     - docs/catalog.md
@@ -98,11 +189,19 @@ class TensorArgumentSync(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         q = self.ctx.qualname(func)
+        receiver = None  # a method's tensor, a module's forward: the tensor the op runs on
         if q is None:
             method = self.ctx.tensor_method(node)
             if method is None:
+                module = self.ctx.value(func)
+                if module.cls is not None and module.cls.startswith("torch.nn."):
+                    self._form_call(node, "torch.nn." + module.cls.rsplit(".", 1)[1], None, module=True)
                 return
             q = f"torch.Tensor.{method}"
+            receiver = func.value
+        if catalog.canonical(q) in _form_calls():
+            self._form_call(node, catalog.canonical(q), receiver)
+            return
         params = _table().get(catalog.canonical(q))
         if not params:
             return
@@ -114,3 +213,52 @@ class TensorArgumentSync(Rule):
             if given is not None and self.ctx.value(given.value).maybe_gpu and not self.ctx.value(given.value).assumed:
                 self.report(node, self.message.format(call=q.rsplit(".", 1)[-1], param=name))
                 return
+
+    def _form_call(self, node: cst.Call, q: str, receiver: Optional[cst.BaseExpression], module: bool = False) -> None:
+        """Report a call whose every possible measured argument form synced (catalog.forms)."""
+        f = _form_calls().get(q)
+        if f is None or any(a.star for a in node.args):
+            return
+        args: Dict[str, argforms.Observed] = {}
+        positional = [a for a in node.args if a.keyword is None]
+        params = f.params
+        for i, a in enumerate(positional):
+            if i < len(params):
+                args[params[i]] = self._observe(a.value)
+        for a in node.args:
+            if a.keyword is not None:
+                args[a.keyword.value] = self._observe(a.value)
+        # the tensor the op runs on: measured on the GPU; a CPU tensor does not wait
+        first = receiver if receiver is not None else positional[0].value if positional else None
+        if first is None or not may_be_on_gpu(self.ctx.value(first)):
+            return
+        synced, variant = argforms.decide(f, args)
+        if synced:
+            message = FORM_MESSAGES.get(q) or FORM_MESSAGE.format(call=q.rsplit(".", 1)[1], label=variant.label)
+            self.report(node, message)
+
+    def _observe(self, expr: cst.BaseExpression) -> argforms.Observed:
+        is_literal, value = _literal(expr)
+        if is_literal:
+            if value is None:
+                return argforms.Observed(argforms.ABSENT)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return argforms.Observed(argforms.NUMBER, value)
+            return argforms.Observed(argforms.LITERAL, value)
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            return argforms.Observed(argforms.LIST)
+        v = self.ctx.value(expr)
+        if v.kind == TENSOR:
+            if v.assumed:
+                return argforms.Observed(None)
+            kind = {CUDA: argforms.CUDA, CPU: argforms.CPU}.get(v.device, argforms.TENSOR)
+            return argforms.Observed(kind, ndim=v.ndim, dtype=v.dtype)
+        if v.kind in (LIST, TUPLE, SIZE):
+            return argforms.Observed(argforms.LIST)
+        if v.kind == NUMBER:
+            return argforms.Observed(argforms.NUMBER)
+        if v.kind == NONE:
+            return argforms.Observed(argforms.ABSENT)
+        if v.kind == UNKNOWN:
+            return argforms.Observed(None)
+        return argforms.Observed(argforms.OTHER)
