@@ -187,3 +187,10 @@ def test_tsl006_formatting_claims():
 ])
 def test_public_import_paths_resolve(qualname):
     assert data.metric_group(qualname) is not None
+
+
+def test_tsl410_trainer_claims():
+    table = data.trainer_log_every_n_steps()
+    assert table[1] is True  # every step waited
+    assert table[50] is False  # Lightning's default: it did not
+    assert "default of 50" in tsl410.TRAINER_MESSAGE

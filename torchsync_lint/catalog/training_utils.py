@@ -236,3 +236,26 @@ def logger_methods() -> Dict[str, Dict[str, Tuple[bool, bool]]]:
 
 def lightning() -> Dict[str, dict]:
     return load()["lightning"]
+
+
+# Lightning's Trainer, by the names user code imports it by.
+LIGHTNING_TRAINERS = frozenset((
+    "lightning.Trainer", "lightning.pytorch.Trainer", "lightning.pytorch.trainer.Trainer",
+    "lightning.pytorch.trainer.trainer.Trainer", "pytorch_lightning.Trainer", "pytorch_lightning.trainer.Trainer",
+    "pytorch_lightning.trainer.trainer.Trainer",
+))
+# The statement of the measured rows that differ only in the Trainer's arguments.
+PLAIN_LOG = "self.log('loss', loss)"
+
+
+def trainer_log_every_n_steps() -> Dict[int, bool]:
+    """``Trainer(log_every_n_steps=N)`` -> whether a plain ``self.log('loss', loss)`` of a GPU tensor
+    made every step wait (measured with the progress bar on; N values not measured are absent)."""
+    out: Dict[int, bool] = {}
+    for r in lightning().values():
+        trainer = r.get("trainer", {})
+        if r.get("self_log") == PLAIN_LOG and trainer.get("enable_progress_bar", True):
+            n = trainer.get("log_every_n_steps")
+            if isinstance(n, int):
+                out[n] = bool(out.get(n)) or bool(r["step_synced"])
+    return out

@@ -7,7 +7,7 @@ import libcst as cst
 from torchsync_lint.catalog import training_utils as data
 from torchsync_lint.inference.values import DICT, OBJECT, SELF
 from torchsync_lint.rule import Rule
-from torchsync_lint.rules._common import arg, holds_gpu_tensor, is_true
+from torchsync_lint.rules._common import arg, holds_gpu_tensor, is_true, number_literal
 
 # Lightning's module classes, by the names user code imports them by.
 LIGHTNING_MODULES = frozenset((
@@ -25,6 +25,11 @@ LOGGER_MESSAGE = (
     "`{method}` of a GPU tensor copies it to the host and waits for the GPU (measured; a Python float "
     "did not); accumulate `loss.detach()` on the GPU and log it every N steps"
 )
+TRAINER_MESSAGE = (
+    "`Trainer(log_every_n_steps={n})`: the logger converts every `self.log`ged tensor to a Python number "
+    "after every step, so each step waits for the GPU (measured; with the default of 50 it did not); "
+    "log every 50 steps or more"
+)
 PROG_BAR_MESSAGE = (
     "`self.{method}(..., prog_bar=True)` of a GPU tensor: Lightning reads it on the host for the "
     "progress bar every step (measured); without `prog_bar=True` the logger reads it every "
@@ -37,8 +42,9 @@ class LoggerGpuTensor(Rule):
     ## What it does
     Flags logging a GPU tensor through a logger that reads it on the host on the spot:
     TensorBoard's `SummaryWriter.add_scalar` / `add_scalars` / `add_histogram`, Lightning's
-    `TensorBoardLogger.log_metrics`, and Lightning's `self.log(name, tensor, prog_bar=True)` /
-    `self.log_dict(..., prog_bar=True)` in a `LightningModule`.
+    `TensorBoardLogger.log_metrics`, Lightning's `self.log(name, tensor, prog_bar=True)` /
+    `self.log_dict(..., prog_bar=True)` in a `LightningModule`, and a Lightning
+    `Trainer(log_every_n_steps=1)`, which makes the logger read every logged tensor after every step.
 
     ## Why is this bad?
     TensorBoard writes numbers: `add_scalar(tag, loss, step)` turns the tensor into a NumPy value
@@ -92,15 +98,19 @@ class LoggerGpuTensor(Rule):
     Only loggers inference sees being built (`SummaryWriter(...)`, `TensorBoardLogger(...)`, in
     the function or as a `self.` attribute, or returned by a helper of the project); Lightning's
     `self.logger.experiment.add_scalar(...)` is not recognised. A logged value must be a tensor by
-    evidence (a forward input by convention only is not reported). `Trainer(log_every_n_steps=1)`
-    makes every `self.log` sync each step (measured) and is not reported. `sync_dist=True` could not
-    be measured on one GPU. `print` and f-strings of tensors are TSL006.
+    evidence (a forward input by convention only is not reported). `Trainer(log_every_n_steps=N)` is
+    reported for the N measured to make every step wait (1), given as a literal; other values of N
+    were not measured (a larger N reads the values every N steps), and whether the module logs a GPU
+    tensor at all is not checked. A `Trainer` built in code that runs once (module level, `setup`)
+    is labelled cold and shown with `--include-cold`. `sync_dist=True` could not be measured on one
+    GPU. `print` and f-strings of tensors are TSL006.
 
     ## Verify
     `python bench/measure_training_utils.py` on an H100 (torch 2.11, tensorboard 2.21, lightning
     2.6): `add_scalar("loss", cuda_loss, 1)` waited for a queued 20 ms sleep, `add_scalar("loss",
     0.5, 1)` did not; in a `Trainer.fit`, with a 100 ms sleep queued in `training_step`, the host
-    waited before the next step with `prog_bar=True` and did not with a plain `self.log`. Data:
+    waited before the next step with `prog_bar=True` and did not with a plain `self.log`; with
+    `Trainer(log_every_n_steps=1)` a plain `self.log` waited after every step, with 50 it did not. Data:
     `torchsync_lint/catalog/data/training_utils.json`.
 
     ## References
@@ -114,13 +124,22 @@ class LoggerGpuTensor(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         f = node.func
-        if not isinstance(f, cst.Attribute):
+        if not isinstance(f, cst.Attribute) or f.attr.value == "Trainer":
+            if self.ctx.qualname(f) in data.LIGHTNING_TRAINERS:
+                self._trainer(node)
             return
         method = f.attr.value
         if method in data.LOGGER_VALUE_ARGS:
             self._logger_call(node, method, f.value)
         elif method in LIGHTNING_LOG:
             self._lightning_log(node, method, f.value)
+
+    def _trainer(self, node: cst.Call) -> None:
+        """``Trainer(log_every_n_steps=N)`` with a literal N measured to make every step wait."""
+        given = arg(node, None, "log_every_n_steps")
+        n = number_literal(given.value) if given is not None else None
+        if n is not None and n == int(n) and data.trainer_log_every_n_steps().get(int(n)) is True:
+            self.report(node, TRAINER_MESSAGE.format(n=int(n)))
 
     def _logger_call(self, node: cst.Call, method: str, receiver: cst.BaseExpression) -> None:
         v = self.ctx.value(receiver)
