@@ -21,7 +21,7 @@ from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference.annotations import Annotations
 from torchsync_lint.inference.index import ClassInfo, FileIndex, FunctionInfo
 from torchsync_lint.inference.scope import Scope
-from torchsync_lint.inference.summaries import Summaries
+from torchsync_lint.inference.summaries import Summaries, _refine, _vague_tensors
 from torchsync_lint.inference.values import (
     BATCH,
     CPU,
@@ -30,6 +30,7 @@ from torchsync_lint.inference.values import (
     DICT,
     DTYPE,
     EVENT,
+    FUNC,
     LIST,
     MODULE,
     NDARRAY,
@@ -342,7 +343,8 @@ class Evaluator(TorchCalls, Annotations, Summaries):
                 return Value(NONE)
             v = scope.lookup(name)
             if v is not None:
-                if v.kind == LIST and not v.elts and v.item is None and scope.func is not None:
+                if (v.kind == LIST and not v.elts and scope.func is not None
+                        and (v.item is None or _vague_tensors(v.item))):  # `boxes: list[Tensor] = []`
                     return self._appended(name, v, scope)
                 return v
             q = self.aliases.map.get(name)
@@ -416,7 +418,9 @@ class Evaluator(TorchCalls, Annotations, Summaries):
                 item = got if item is None else join(item, got)
         finally:
             self._busy.discard(key)
-        return v.with_(item=item) if item is not None and item.kind != UNKNOWN else v
+        if item is None or item.kind == UNKNOWN:
+            return v
+        return v.with_(item=item if v.item is None else _refine(v.item, item))
 
     def _comprehension(self, e, scope: Scope) -> Value:
         """``[torch.linspace(-1, 1, s) for s in size]``: a list whose members are the element's value."""
@@ -448,7 +452,7 @@ class Evaluator(TorchCalls, Annotations, Summaries):
                 return Value(DTYPE)
             if q in facts.float_constants() or q in api.HOST_FLOAT_CONSTANTS:
                 return number("float")
-            return UNKNOWN_VALUE
+            return _function_reference(q)
         base = self.infer(e.value, scope)
         if base.kind == SELF:
             local = scope.lookup(SELF_ATTR + attr)
@@ -631,6 +635,9 @@ class Evaluator(TorchCalls, Annotations, Summaries):
     def _call(self, call: cst.Call, scope: Scope) -> Value:
         func = call.func
         q = self.aliases.qualify(func)
+        if q is None and isinstance(func, cst.Name):
+            ref = scope.lookup(func.value)  # `window_fn(n)` with `window_fn=torch.hamming_window`
+            q = ref.cls if ref is not None and ref.kind == FUNC else None
         if q is not None:
             v = self._qualified_call(q, call, scope)
             if v is not None:
@@ -654,6 +661,8 @@ class Evaluator(TorchCalls, Annotations, Summaries):
                     return self._submodule_call(scope.cls, name)
                 if attr.kind == OBJECT:
                     return self._method_result(attr, "__call__", call, scope)
+                if attr.kind == FUNC and attr.cls is not None:
+                    return self._qualified_call(attr.cls, call, scope) or UNKNOWN_VALUE
                 if attr.kind == UNKNOWN and scope.cls is not None and name not in scope.cls.attrs:
                     for base in self._foreign_bases(scope.cls):
                         # a method inherited from another file
@@ -776,3 +785,13 @@ def _int_literal(e: cst.BaseExpression) -> Optional[int]:
     if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Minus) and isinstance(e.expression, cst.Integer):
         return -int(e.expression.evaluated_value)
     return None
+
+
+def _function_reference(q: str) -> Value:
+    """``torch.hamming_window`` named, not called: a value that calls it (functions only: a class
+    or module name stays unknown)."""
+    if q.startswith("torch.") and q.split(".")[-1][:1].islower():
+        f = facts.function(q)
+        if (f is not None and f.kind == "function") or q in api.FACTORIES:
+            return Value(FUNC, cls=q)
+    return UNKNOWN_VALUE

@@ -22,6 +22,7 @@ from torchsync_lint.inference.values import (
     CPU,
     DEVICE,
     DTYPE,
+    FUNC,
     MODULE,
     NONE,
     NUMBER,
@@ -69,8 +70,9 @@ class Summaries:
                 v = self.declared(func).get(name, UNKNOWN_VALUE)
                 if v.kind in (UNKNOWN, STR, DEVICE) and v.device is None and param.default is not None:
                     d = self.infer(param.default, self.module_scope())
-                    if d.kind in (STR, DEVICE) and d.device is not None:
-                        # `device: str = "cpu"`: callers in this file may pass the GPU's device instead
+                    if (d.kind in (STR, DEVICE) and d.device is not None) or d.kind == FUNC:
+                        # `device: str = "cpu"`, `window_fn=torch.hann_window`: callers in this file
+                        # may pass the GPU's device or another function instead
                         pos = i - (1 if func.is_method and not is_static else 0)
                         passed = self._passed(func, name, pos if param in positional else None)
                         v = d if passed is None else join(d, passed)

@@ -31,6 +31,9 @@ BATCH = "batch"
 # a name bound to a type (``NdarrayOrTensor = np.ndarray | torch.Tensor``); ``item`` is what an
 # annotation with that name means
 TYPE = "type"
+# a reference to a torch function (``window_fn=torch.hamming_window``); ``cls`` is its qualified name:
+# calling it is calling that function
+FUNC = "func"
 UNKNOWN = "unknown"
 
 # scope key of ``self.<attr>`` as a method assigned it (no identifier holds a dot)
@@ -123,7 +126,7 @@ def join(a: Value, b: Value) -> Value:
             host_data=a.host_data and b.host_data,
         ).with_(assumed=a.assumed or b.assumed, zero_dim=a.zero_dim and b.zero_dim,
                 arraylike=a.arraylike or b.arraylike, ndim=a.ndim if a.ndim == b.ndim else None)
-    if a.kind in (MODULE, OBJECT, BATCH):
+    if a.kind in (MODULE, OBJECT, BATCH, FUNC):
         return Value(a.kind, cls=a.cls if a.cls == b.cls else None, pinned=a.pinned and b.pinned,
                      assumed=a.assumed or b.assumed)
     if a.elts and len(a.elts) == len(b.elts):  # (t, True) or (t2, False): member by member

@@ -8,7 +8,7 @@ import libcst as cst
 from torchsync_lint import catalog
 from torchsync_lint.catalog import forms as argforms
 from torchsync_lint.inference import torch_facts
-from torchsync_lint.inference.values import CPU, CUDA, LIST, NONE, NUMBER, SIZE, TENSOR, TUPLE, UNKNOWN
+from torchsync_lint.inference.values import CPU, CUDA, LIST, NONE, NUMBER, SIZE, STR, TENSOR, TUPLE, UNKNOWN
 from torchsync_lint.rule import Rule
 from torchsync_lint.rules._common import may_be_on_gpu
 
@@ -259,6 +259,8 @@ class TensorArgumentSync(Rule):
             return argforms.Observed(argforms.NUMBER)
         if v.kind == NONE:
             return argforms.Observed(argforms.ABSENT)
+        if v.kind == STR:  # `reduction=mode`: some string, which one is not known
+            return argforms.Observed(argforms.LITERAL)
         if v.kind == UNKNOWN:
             return argforms.Observed(None)
         return argforms.Observed(argforms.OTHER)
