@@ -72,6 +72,9 @@ class Value:
     arraylike: bool = False
     # tensors: the number of dimensions, where a factory with literal sizes says it
     ndim: Optional[int] = None
+    # tensor attributes (``self.x``) that ``__init__`` leaves on the CPU and another method may move
+    # (``set_timesteps(device)``): on the host until that method runs
+    cpu_at_init: bool = False
 
     @property
     def is_tensor(self) -> bool:
@@ -89,7 +92,7 @@ class Value:
     def with_(self, **kw) -> "Value":
         d = dict(kind=self.kind, device=self.device, dtype=self.dtype, elts=self.elts, host_data=self.host_data,
                  item=self.item, assumed=self.assumed, ref=self.ref, cls=self.cls, zero_dim=self.zero_dim,
-                 pinned=self.pinned, arraylike=self.arraylike, ndim=self.ndim)
+                 pinned=self.pinned, arraylike=self.arraylike, ndim=self.ndim, cpu_at_init=self.cpu_at_init)
         d.update(kw)
         return Value(**d)
 
@@ -125,7 +128,8 @@ def join(a: Value, b: Value) -> Value:
             dtype=a.dtype if a.dtype == b.dtype else (a.dtype or b.dtype if None in (a.dtype, b.dtype) else None),
             host_data=a.host_data and b.host_data,
         ).with_(assumed=a.assumed or b.assumed, zero_dim=a.zero_dim and b.zero_dim,
-                arraylike=a.arraylike or b.arraylike, ndim=a.ndim if a.ndim == b.ndim else None)
+                arraylike=a.arraylike or b.arraylike, ndim=a.ndim if a.ndim == b.ndim else None,
+                cpu_at_init=a.cpu_at_init or b.cpu_at_init)
     if a.kind in (MODULE, OBJECT, BATCH, FUNC):
         return Value(a.kind, cls=a.cls if a.cls == b.cls else None, pinned=a.pinned and b.pinned,
                      assumed=a.assumed or b.assumed)
@@ -168,6 +172,8 @@ def to_data(v: Value) -> dict:
         out["al"] = 1
     if v.ndim is not None:
         out["nd"] = v.ndim
+    if v.cpu_at_init:
+        out["ci"] = 1
     return out
 
 
@@ -186,4 +192,5 @@ def from_data(d: dict) -> Value:
         pinned=bool(d.get("p")),
         arraylike=bool(d.get("al")),
         ndim=d.get("nd"),
+        cpu_at_init=bool(d.get("ci")),
     )

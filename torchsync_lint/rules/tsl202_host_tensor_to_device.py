@@ -31,6 +31,12 @@ WHERE_MESSAGE = (
     "(`torch.where(c, x, 0.0)`) or a tensor made on the device once"
 )
 
+AT_INIT_MESSAGE = (
+    "this attribute holds the CPU tensor `__init__` made until another method moves it, so this copy "
+    "waits for the GPU whenever that method has not run; make it on the device in `__init__` (or "
+    "register it as a buffer), or move it once where it is set"
+)
+
 # The sync-free alternatives the message names: catalog entry -> the measured variant that did not
 # sync (tests/test_catalog.py checks both against catalog/data/sync_catalog.json).
 SYNC_FREE = {
@@ -113,6 +119,9 @@ class HostTensorToDevice(Rule):
     a value inference cannot place is not reported (it may already be on the GPU); a copy with
     `non_blocking=True` is not reported, although a *large pageable* tensor still blocks.
     `.to(device)` with a device inference cannot resolve is taken to mean the GPU.
+    An attribute that `__init__` sets to a CPU tensor and another method reassigns (a scheduler's
+    `set_timesteps(device)`) is reported where it is copied: it is on the host whenever that
+    method has not run (measured on diffusers' flow-matching training step).
 
     ## Verify
     `torchsync-lint --verify` times the statement after a queued `torch.cuda._sleep`: the host
@@ -154,6 +163,8 @@ class HostTensorToDevice(Rule):
             after = self.ctx.value(node)
             if before.device == CPU and after.kind == TENSOR and after.device != CPU:
                 self.report(node, fix=self._fix_copy(node, method))
+            elif before.cpu_at_init and after.kind == TENSOR and after.device != CPU:
+                self.report(node, AT_INIT_MESSAGE)
         elif method is None and self._runs_per_call() and self._fresh_module_to_device(node):
             self.report(node, MODULE_MESSAGE)
 
