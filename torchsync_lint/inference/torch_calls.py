@@ -310,6 +310,8 @@ class TorchCalls:
         if name in api.DTYPE_KEEPING:
             return tensor(device, dtype, host_data=recv.host_data)
         facts = self._from_facts("Tensor." + name, call, scope, device, None, offset=0)
+        if facts is None and torch_facts.method(name) is None:
+            return UNKNOWN_VALUE  # no Tensor method of torch's: a subclass's own (MetaTensor.peek_pending_rank)
         return facts if facts is not None else tensor(device)
 
     def _from_facts(self, key: str, call: cst.Call, scope: Scope, device: Optional[str], dtype: Optional[str],
