@@ -51,7 +51,8 @@ class HostTensorToDevice(Rule):
     Outside set-up code (`__init__`, module level), flags a tensor
     built from host data and copied to the GPU: `torch.tensor(data, device=d)` /
     `torch.as_tensor(np_array, device="cuda")` with a device that is not the CPU,
-    `x.new_tensor(data)`, `torch.cuda.FloatTensor([...])`, `.cuda()` / `.to(gpu_device)` of a
+    `x.new_tensor(data)`, `torch.cuda.FloatTensor([...])`, `.cuda()` / `.to(gpu_device)` /
+    `.type_as(gpu_tensor)` of a
     tensor made on the CPU (`torch.Tensor([0.1] * 10).cuda()`, `torch.from_numpy(a).cuda()`,
     `torch.ones(10).to(device)`), and a CPU tensor operand of `torch.where` next to GPU ones
     (`torch.where(mask, x, torch.tensor(0.0))`); and a module built and moved to the GPU in
@@ -158,11 +159,12 @@ class HostTensorToDevice(Rule):
         elif method == "new_tensor":
             if self.ctx.value(node.func.value).device != CPU and not self._data_on_device(node):
                 self.report(node)
-        elif method in ("cuda", "to") and not non_blocking(node):
+        elif method in ("cuda", "to", "type_as") and not non_blocking(node):
             before = self.ctx.value(node.func.value)
             after = self.ctx.value(node)
             if before.device == CPU and after.kind == TENSOR and after.device != CPU:
-                self.report(node, fix=self._fix_copy(node, method))
+                # `type_as(gpu_t)` copies like `.to(gpu_t)`, with no non_blocking to offer
+                self.report(node, fix=self._fix_copy(node, method) if method != "type_as" else None)
             elif before.cpu_at_init and after.kind == TENSOR and after.device != CPU:
                 self.report(node, AT_INIT_MESSAGE)
         elif method is None and self._runs_per_call() and self._fresh_module_to_device(node):
