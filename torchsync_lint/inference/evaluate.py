@@ -527,7 +527,7 @@ class Evaluator(TorchCalls, Annotations, Summaries):
         return ndim if ndim >= 0 else None
 
     def _binary(self, e: cst.BinaryOperation, scope: Scope) -> Value:
-        a, b = self.infer(e.left, scope), self.infer(e.right, scope)
+        a, b = _device_batch_member(self.infer(e.left, scope)), _device_batch_member(self.infer(e.right, scope))
         if TENSOR in (a.kind, b.kind):
             other = b if a.kind == TENSOR else a
             if other.kind not in (TENSOR, NUMBER, SIZE, NDARRAY, LIST, UNKNOWN):
@@ -571,6 +571,7 @@ class Evaluator(TorchCalls, Annotations, Summaries):
         if all(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in e.comparisons):
             return BOOL
         vals = [self.infer(e.left, scope)] + [self.infer(c.comparator, scope) for c in e.comparisons]
+        vals = [_device_batch_member(v) for v in vals]
         tensors = [v for v in vals if v.kind == TENSOR]
         if tensors:
             devices = {v.device for v in tensors}
@@ -715,6 +716,12 @@ class Evaluator(TorchCalls, Annotations, Summaries):
     def _batch_method(self, recv: Value, name: str, call: cst.Call, scope: Scope) -> Value:
         """Methods of a batch from a DataLoader: moves to the device give device tensors; a dict
         batch's values stay batches."""
+        if recv.device == CUDA:  # on the device already (a Lightning step's batch)
+            if name in ("to", "cuda", "get", "pop", "__getitem__", "values", "items", "float", "long", "half",
+                        "contiguous"):
+                return recv if name != "items" else Value(LIST, item=Value(TUPLE, elts=(UNKNOWN_VALUE, recv)))
+            # any other Tensor method: default_collate made every number and array a tensor
+            return self.tensor_method(name, tensor(CUDA), call, scope) if facts.method(name) else UNKNOWN_VALUE
         if name in ("to", "cuda"):
             moved = self.tensor_method(name, tensor(CPU), call, scope)
             return moved if moved.device != CPU else recv
@@ -795,3 +802,9 @@ def _function_reference(q: str) -> Value:
         if (f is not None and f.kind == "function") or q in api.FACTORIES:
             return Value(FUNC, cls=q)
     return UNKNOWN_VALUE
+
+
+def _device_batch_member(v: Value) -> Value:
+    """Arithmetic and comparisons on a part of a batch already on the device are on a GPU tensor
+    (default_collate made its numbers tensors)."""
+    return tensor(CUDA) if v.kind == BATCH and v.device == CUDA else v

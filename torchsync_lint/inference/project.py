@@ -130,6 +130,11 @@ class Project:
                     todo.append(bk)
         return out
 
+    def has_base_named(self, cls_key: str, suffix: str) -> bool:
+        """Some class in the project ancestry names a base ending in ``suffix`` (a framework class)."""
+        return any(b.split(".")[-1].endswith(suffix)
+                   for k in self.mro(cls_key) for b in self._classes[k][1].get("bases", ()))
+
     def is_module(self, cls_key: str) -> bool:
         got = self._is_module.get(cls_key)
         if got is not None:

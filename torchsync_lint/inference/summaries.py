@@ -20,6 +20,7 @@ from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.values import (
     BATCH,
     CPU,
+    CUDA,
     DEVICE,
     DTYPE,
     FUNC,
@@ -62,10 +63,15 @@ class Summaries:
                     func.name == "forward" or (func.name == "__call__" and func.cls.is_module)
                 )
             ) or func.name in STEP_HOOKS or func.name in self.hot_functions
+            on_device = func.name in LIGHTNING_STEPS and self._lightning(func.cls)
             for i, param in enumerate(positional + list(p.kwonly_params)):
                 name = param.name.value
                 if i == 0 and func.is_method and not is_static and param in positional:
                     out[name] = Value(SELF)
+                    continue
+                if on_device and i == 1 and param.annotation is None:
+                    # Lightning moves the batch to the module's device before a step hook runs
+                    out[name] = Value(BATCH, device=CUDA)
                     continue
                 v = self.declared(func).get(name, UNKNOWN_VALUE)
                 if v.kind in (UNKNOWN, STR, DEVICE) and v.device is None and param.default is not None:
@@ -132,6 +138,23 @@ class Summaries:
             for memo, key in self._tentative:
                 memo.pop(key, None)
         self._tentative.clear()
+
+    def _lightning(self, cls: Optional[ClassInfo], depth: int = 0) -> bool:
+        """A LightningModule subclass: by a base's name here, or through the project's bases."""
+        if cls is None or depth > 16:
+            return False
+        for b in cls.bases:
+            if b.split(".")[-1].endswith("LightningModule"):
+                return True
+            local = self.index.classes.get(b.split(".")[-1])
+            if local is not None and local is not cls:
+                if self._lightning(local, depth + 1):
+                    return True
+            elif local is None and self.project is not None:
+                key = self.project.class_key(b)
+                if key is not None and self.project.has_base_named(key, "LightningModule"):
+                    return True
+        return False
 
     def _names_a_class(self, param: cst.Param) -> bool:
         """``session: InferenceSession``: a parameter declared as some class other than a tensor."""
@@ -463,6 +486,10 @@ def _refine(ann: Value, body: Value) -> Value:
     if ann.kind == body.kind and ann.item is not None and body.item is not None:  # dict[str, tuple[Tensor, bool]]
         return ann.with_(item=_refine(ann.item, body.item))
     return ann
+
+
+# LightningModule hooks whose first argument is the batch, moved to the device by the Trainer
+LIGHTNING_STEPS = frozenset("training_step validation_step test_step predict_step".split())
 
 
 def _literal_default(param: cst.Param) -> bool:

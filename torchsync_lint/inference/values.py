@@ -132,7 +132,7 @@ def join(a: Value, b: Value) -> Value:
                 cpu_at_init=a.cpu_at_init or b.cpu_at_init)
     if a.kind in (MODULE, OBJECT, BATCH, FUNC):
         return Value(a.kind, cls=a.cls if a.cls == b.cls else None, pinned=a.pinned and b.pinned,
-                     assumed=a.assumed or b.assumed)
+                     assumed=a.assumed or b.assumed, device=a.device if a.device == b.device else None)
     if a.elts and len(a.elts) == len(b.elts):  # (t, True) or (t2, False): member by member
         return Value(a.kind, elts=tuple(join(x, y) for x, y in zip(a.elts, b.elts)))
     if a.item is not None and b.item is not None and not a.elts and not b.elts:

@@ -2,7 +2,7 @@
 
 import libcst as cst
 
-from torchsync_lint.inference.values import BATCH
+from torchsync_lint.inference.values import BATCH, CUDA
 from torchsync_lint.rule import Rule
 from torchsync_lint.rules._common import names_a_gpu_device, non_blocking
 
@@ -93,7 +93,7 @@ class BlockingBatchCopy(Rule):
         if not (isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda")):
             return
         batch = self.ctx.value(func.value)
-        if batch.kind != BATCH or not (func.attr.value == "cuda" or names_a_gpu_device(self.ctx, node)):
+        if batch.kind != BATCH or batch.device == CUDA or not (func.attr.value == "cuda" or names_a_gpu_device(self.ctx, node)):
             return
         if not non_blocking(node):
             self.report(node)
