@@ -21,7 +21,7 @@ from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference.annotations import Annotations
 from torchsync_lint.inference.index import ClassInfo, FileIndex, FunctionInfo
 from torchsync_lint.inference.scope import Scope
-from torchsync_lint.inference.summaries import Summaries, _refine, _vague_tensors
+from torchsync_lint.inference.summaries import Summaries, refine_annotation, vague_tensors
 from torchsync_lint.inference.values import (
     BATCH,
     CPU,
@@ -344,7 +344,7 @@ class Evaluator(TorchCalls, Annotations, Summaries):
             v = scope.lookup(name)
             if v is not None:
                 if (v.kind == LIST and not v.elts and scope.func is not None
-                        and (v.item is None or _vague_tensors(v.item))):  # `boxes: list[Tensor] = []`
+                        and (v.item is None or vague_tensors(v.item))):  # `boxes: list[Tensor] = []`
                     return self._appended(name, v, scope)
                 return v
             q = self.aliases.map.get(name)
@@ -420,7 +420,7 @@ class Evaluator(TorchCalls, Annotations, Summaries):
             self._busy.discard(key)
         if item is None or item.kind == UNKNOWN:
             return v
-        return v.with_(item=item if v.item is None else _refine(v.item, item))
+        return v.with_(item=item if v.item is None else refine_annotation(v.item, item))
 
     def _comprehension(self, e, scope: Scope) -> Value:
         """``[torch.linspace(-1, 1, s) for s in size]``: a list whose members are the element's value."""
@@ -520,8 +520,10 @@ class Evaluator(TorchCalls, Annotations, Summaries):
             if isinstance(s.value, cst.Name) and s.value.value == "None":
                 ndim += 1
                 continue
+            if isinstance(s.value, cst.Ellipsis):
+                return None
             v = self.infer(s.value, scope)
-            if v.kind != NUMBER or v.dtype not in ("int", None) or isinstance(s.value, cst.Ellipsis):
+            if v.kind != NUMBER or v.dtype not in ("int", None):
                 return None
             ndim -= 1
         return ndim if ndim >= 0 else None

@@ -334,14 +334,14 @@ class Summaries:
             if comment is not None:
                 out = self.annotation_value(comment[1])
             out = without_arraylike(out)
-            if func.returns and (out.kind == UNKNOWN or _vague_tensors(out)):
+            if func.returns and (out.kind == UNKNOWN or vague_tensors(out)):
                 scope = self.summary_scope(func)
                 vals = [self.infer(r, scope) for r in func.returns]
                 body = vals[0]
                 for v in vals[1:]:
                     body = join(body, v)
                 # `-> tuple[Tensor, float]` says what; `return torch.randperm(4), f` says where
-                out = body if out.kind == UNKNOWN else _refine(out, body)
+                out = body if out.kind == UNKNOWN else refine_annotation(out, body)
             elif out.kind == UNKNOWN and not func.returns and not _placeholder(func.node):
                 out = Value(NONE)
             # partial when its parameters or a caller were not known yet
@@ -468,23 +468,23 @@ def _bound_names(func: FunctionInfo) -> frozenset:
     return got
 
 
-def _vague_tensors(v: Value) -> bool:
+def vague_tensors(v: Value) -> bool:
     """An annotation's value with a tensor of unknown device (worth refining from the body)."""
     if v.kind == TENSOR:
         return v.device is None
     if v.item is not None:
-        return _vague_tensors(v.item)
-    return v.kind == TUPLE and any(_vague_tensors(e) for e in v.elts)
+        return vague_tensors(v.item)
+    return v.kind == TUPLE and any(vague_tensors(e) for e in v.elts)
 
 
-def _refine(ann: Value, body: Value) -> Value:
+def refine_annotation(ann: Value, body: Value) -> Value:
     """The annotated value, with the device (and dtype) the function's body gives its tensors."""
     if ann.kind == TENSOR and body.kind == TENSOR:
         return ann.with_(device=ann.device or body.device, dtype=ann.dtype or body.dtype, host_data=body.host_data)
     if ann.kind == TUPLE and body.kind == TUPLE and ann.elts and len(ann.elts) == len(body.elts):
-        return ann.with_(elts=tuple(_refine(a, b) for a, b in zip(ann.elts, body.elts)))
+        return ann.with_(elts=tuple(refine_annotation(a, b) for a, b in zip(ann.elts, body.elts)))
     if ann.kind == body.kind and ann.item is not None and body.item is not None:  # dict[str, tuple[Tensor, bool]]
-        return ann.with_(item=_refine(ann.item, body.item))
+        return ann.with_(item=refine_annotation(ann.item, body.item))
     return ann
 
 
