@@ -16,13 +16,15 @@ import libcst as cst
 from torchsync_lint.inference.values import TENSOR, Value
 
 # Section headers whose entries are parameters (numpydoc underlines them, Google ends them in ":")
-_PARAM_SECTIONS = frozenset(
-    "parameters params arguments args argument other parameters keyword arguments kwargs inputs".split(" ")
-) | {"other parameters", "keyword arguments"}
-_OTHER_SECTIONS = frozenset(
-    "returns return yields yield raises raise example examples note notes see also references attributes "
-    "outputs output shape warning warnings todo methods".split(" ")
-) | {"see also"}
+_PARAM_SECTIONS = frozenset((
+    "parameters", "params", "arguments", "args", "argument", "other parameters", "keyword arguments",
+    "kwargs", "inputs",
+))
+_OTHER_SECTIONS = frozenset((
+    "returns", "return", "yields", "yield", "raises", "raise", "example", "examples", "note", "notes",
+    "see also", "references", "attributes", "outputs", "output", "shape", "warning", "warnings", "todo",
+    "methods",
+))
 
 _NUMPY_ENTRY = re.compile(r"^(\*{0,2}\w+)\s*:\s*(.+?)\s*$")  # x : torch.Tensor, optional
 _GOOGLE_ENTRY = re.compile(r"^(\*{0,2}\w+)\s*\(([^()]*(?:\([^()]*\))?[^()]*)\)\s*:")  # x (Tensor, optional): ...
