@@ -22,8 +22,10 @@ from torchsync_lint.inference.values import (
     CPU,
     CUDA,
     DEVICE,
+    DICT,
     DTYPE,
     FUNC,
+    LIST,
     MODULE,
     NONE,
     NUMBER,
@@ -69,9 +71,9 @@ class Summaries:
                 if i == 0 and func.is_method and not is_static and param in positional:
                     out[name] = Value(SELF)
                     continue
-                if on_device and i == 1 and param.annotation is None:
+                if on_device and i == 1:
                     # Lightning moves the batch to the module's device before a step hook runs
-                    out[name] = Value(BATCH, device=CUDA)
+                    out[name] = moved_to_device(self.declared(func).get(name, UNKNOWN_VALUE))
                     continue
                 v = self.declared(func).get(name, UNKNOWN_VALUE)
                 if v.kind in (UNKNOWN, STR, DEVICE) and v.device is None and param.default is not None:
@@ -490,6 +492,17 @@ def refine_annotation(ann: Value, body: Value) -> Value:
 
 # LightningModule hooks whose first argument is the batch, moved to the device by the Trainer
 LIGHTNING_STEPS = frozenset("training_step validation_step test_step predict_step".split())
+
+
+def moved_to_device(v: Value) -> Value:
+    """What a batch declared as ``v`` holds once moved to the GPU: its tensors there, an unknown
+    or ``Any`` batch a device batch (its parts tensors under Tensor methods)."""
+    if v.kind == TENSOR:
+        return v.with_(device=CUDA, assumed=False)
+    if v.kind in (DICT, LIST, TUPLE) and (v.item is not None or v.elts):
+        return v.with_(item=moved_to_device(v.item) if v.item is not None else None,
+                       elts=tuple(moved_to_device(e) for e in v.elts))
+    return Value(BATCH, device=CUDA)
 
 
 def _literal_default(param: cst.Param) -> bool:
