@@ -458,7 +458,14 @@ class Evaluator(TorchCalls, Annotations, Summaries):
             local = scope.lookup(SELF_ATTR + attr)
             return local if local is not None else self.self_attr(scope.cls, attr)
         if base.kind == BATCH:
+            if attr in SHAPE_ATTRS or attr in api.ATTR_NUMBER or attr in ("dtype", "device"):
+                # a part's `.shape`, `.ndim`, `.dtype`, `.device`: Python-side values, as a tensor's
+                return self._attribute_of(tensor(base.device), attr)
             return base  # batch.images (a dataclass or named tuple of host tensors)
+        return self._attribute_of(base, attr)
+
+    @staticmethod
+    def _attribute_of(base: Value, attr: str) -> Value:
         if attr in SHAPE_ATTRS and base.kind not in (NDARRAY,):
             return Value(SIZE)  # `.shape`, a distribution's `batch_shape`: Python ints, whatever holds them
         if base.kind == TENSOR:

@@ -37,6 +37,10 @@ class Segmenter(BaseModel):
         image, mask = batch["image"], batch["mask"]
         if mask.sum() == 0:  # error: TSL302
             return None
+        if image.ndim == 3 or image.shape[0] > 1:  # ok: Python ints
+            image = image.unsqueeze(0) if image.ndim == 3 else image
+        if image.dtype == torch.uint8 or batch["image"].device.type == "cpu":  # ok: Python values
+            image = image.float()
         return self.net(image).mean()
 
     def validation_step(self, batch: Dict[str, torch.Tensor], batch_idx: int):
