@@ -20,7 +20,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence,
 
 import libcst as cst
 
-from torchsync_lint import parse_guard, report_data, walk
+from torchsync_lint import gc_pause, parse_guard, report_data, walk
 from torchsync_lint.cache import ReportCache
 from torchsync_lint.cache import key as cache_key
 from torchsync_lint.config import Config
@@ -274,6 +274,7 @@ class Options:
     cold_functions: Tuple[str, ...] = ()
 
 
+@gc_pause.per_file
 def check_source(source: str, path: str, options: Options, module_name: Optional[str] = None,
                  project=None, want_interface: bool = False, ordered: bool = False) -> FileReport:
     """Parse and check one file's text. Never raises for bad input: errors come back in the report.
@@ -354,6 +355,7 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
     return report
 
 
+@gc_pause.per_file
 def interface_only(source: str, path: str, module_name: Optional[str], report: FileReport,
                    guarded: bool = False) -> None:
     if not guarded and parse_guard.refusal(source) is not None:
