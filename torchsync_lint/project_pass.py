@@ -146,7 +146,7 @@ def first_pass(files: List[str], options: Options, jobs: int, cache_dir: Optiona
             if r.interface is not None and r.interface["module"] not in interfaces:
                 added.setdefault(r.interface["module"], r.interface)
         interfaces.update(added)
-        if added:  # results of later waves are cached under everything they could have read
+        if added and cache_dir is not None:  # later waves are cached under everything they could have read
             digest = hashlib.sha256((digest + project_digest(added)).encode()).hexdigest()
     return [r for r in reports if r is not None]
 
@@ -179,11 +179,13 @@ def _run_again(reports: List[FileReport], todo: List[int], interfaces: Dict[str,
                jobs: int, want_interface: bool, cache_dir: Optional[str]) -> List[FileReport]:
     paths = [reports[i].path for i in todo]
     n = len(paths)
+    digest = None if cache_dir is not None else ""  # only cache keys use it: not worked out without a cache
     if jobs > 1 and n >= 16:
         again = workers.pool_map(jobs, _recheck, paths, [options] * n, [want_interface] * n, [cache_dir] * n,
-                                 chunksize=4, initializer=_init_worker, initargs=(interfaces,), on_crash=crashed)
+                                 chunksize=4, initializer=_init_worker, initargs=(interfaces, digest),
+                                 on_crash=crashed)
     else:
-        _init_worker(interfaces)
+        _init_worker(interfaces, digest)
         again = [_recheck(p, options, want_interface, cache_dir) for p in paths]
     out = list(reports)
     for i, r in zip(todo, again):
