@@ -320,7 +320,9 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
     ctx = FileContext(index, evaluator, frozenset(options.cold_functions))
     rules = [r(ctx) for r in rules_classes]
     report.hot_only = {r.code: r.hot_only for r in rules_classes}
-    statements = RuleWalker(ctx, rules).run(module)
+    walker = RuleWalker(ctx, rules)
+    statements = walker.run(module)
+    walker.visits = walker.leaves = {}  # they hold its own bound methods: a cycle holding the tree
     if project is None:
         report.refs = set(evaluator.refs)
         report.open_params = set(evaluator.open_params)
@@ -333,9 +335,11 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
     if project is None or want_interface:
         report.interface = extract_interface(index, evaluator, report.summary)
     if not ctx.findings:
+        index.release()
         return report
     report.noqa = Suppressions(source)
     where = positions(module, (f.node for f in ctx.findings), source, _places(module, index, ctx.findings, statements))
+    index.release()
     seen = set()
     for raw in ctx.findings:
         rng = where.get(raw.node)
@@ -352,6 +356,7 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
         report.cold.append(raw.cold)
         report.loop_hot.append(raw.hot)
         report.frequency.append(raw.frequency)
+    ctx.findings.clear()  # each holds its rule, which holds ctx: a cycle holding the tree (gc_pause)
     return report
 
 
@@ -374,6 +379,7 @@ def interface_only(source: str, path: str, module_name: Optional[str], report: F
     evaluator = Evaluator(index)
     report.interface = extract_interface(index, evaluator, report.summary)
     report.open_params = set(evaluator.open_params)  # callers elsewhere may pass it tensors: checked then
+    index.release()
 
 
 def check_file(path: str, options: Options, cache_dir: Optional[str] = None, project=None,

@@ -236,7 +236,9 @@ class Walker:
         self._plans[t] = plan
         return plan
 
-    def _walker(self) -> Callable[[cst.CSTNode], None]:
+    def _walker(self) -> Tuple[Callable[[cst.CSTNode], None], Callable[[], None]]:
+        """The recursive walk, and a function that cuts its reference to itself once done: that
+        cycle would keep the visitors, and through them the tree, for the cyclic collector."""
         plans = self._plans
         skip = self.skip
         prune = self.prune
@@ -263,28 +265,39 @@ class Walker:
             for fn in plan[1]:
                 fn(node)
 
-        return walk
+        def cut() -> None:
+            nonlocal walk
+            walk = None  # type: ignore[assignment]
+
+        return walk, cut
 
     def walk(self, node: cst.CSTNode) -> None:
-        self._walker()(node)
+        walk, cut = self._walker()
+        try:
+            walk(node)
+        finally:
+            cut()
 
     def walk_module(self, module: cst.Module, after_statement: Callable[[cst.CSTNode], None]) -> None:
         """``walk(module)``, calling ``after_statement(stmt)`` once each top-level statement is done."""
-        walk = self._walker()
-        plan = self._plans.get(cst.Module) or self._plan(module)
-        enter = True
-        for fn in plan[0]:
-            if fn(module) is False and self.prune:
-                enter = False
-        if enter:
-            for name in plan[2]:  # header, body, footer: sequences
-                for child in getattr(module, name):
-                    if type(child) not in self.skip:
-                        walk(child)
-                    if name == "body":
-                        after_statement(child)
-        for fn in plan[1]:
-            fn(module)
+        walk, cut = self._walker()
+        try:
+            plan = self._plans.get(cst.Module) or self._plan(module)
+            enter = True
+            for fn in plan[0]:
+                if fn(module) is False and self.prune:
+                    enter = False
+            if enter:
+                for name in plan[2]:  # header, body, footer: sequences
+                    for child in getattr(module, name):
+                        if type(child) not in self.skip:
+                            walk(child)
+                        if name == "body":
+                            after_statement(child)
+            for fn in plan[1]:
+                fn(module)
+        finally:
+            cut()
 
 
 def visit(node: cst.CSTNode, visitor: object) -> None:
