@@ -1,12 +1,11 @@
 """Run one file's check with the cyclic garbage collector paused, then collect only what it made.
 
-Checking a file builds reference cycles (the index's functions and classes point at each other,
-the rule walker holds its own bound callbacks), so the file's whole CST outlives the check until
-the collector finds it. With automatic collection on, the young collections during the check move
-the tree into the older generations and every full collection then traverses it again, together
-with everything the run keeps: a third of a whole-project run, measured (bench/speed.py). Paused,
-the file's objects stay in the youngest generation, and one collection of that generation at the
-end frees its garbage (cycles included) in a single traversal. Findings do not depend on it.
+While a file is parsed and walked, automatic young collections keep moving its growing tree into
+the older generations, where every later collection traverses it again along with everything the
+run keeps. Paused, the file's objects stay in the youngest generation, and one collection of that
+generation at the end frees whatever cycles the check left (``engine.check_source`` cuts the known
+ones, so the tree itself goes by reference counting). Together with those cuts, a third of a
+whole-project run (bench/speed.py). Findings do not depend on it.
 """
 
 from __future__ import annotations
