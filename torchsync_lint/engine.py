@@ -20,7 +20,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence,
 
 import libcst as cst
 
-from torchsync_lint import parse_guard, report_data, walk
+from torchsync_lint import gc_pause, parse_guard, report_data, walk
 from torchsync_lint.cache import ReportCache
 from torchsync_lint.cache import key as cache_key
 from torchsync_lint.config import Config
@@ -274,6 +274,7 @@ class Options:
     cold_functions: Tuple[str, ...] = ()
 
 
+@gc_pause.per_file
 def check_source(source: str, path: str, options: Options, module_name: Optional[str] = None,
                  project=None, want_interface: bool = False, ordered: bool = False) -> FileReport:
     """Parse and check one file's text. Never raises for bad input: errors come back in the report.
@@ -319,7 +320,9 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
     ctx = FileContext(index, evaluator, frozenset(options.cold_functions))
     rules = [r(ctx) for r in rules_classes]
     report.hot_only = {r.code: r.hot_only for r in rules_classes}
-    statements = RuleWalker(ctx, rules).run(module)
+    walker = RuleWalker(ctx, rules)
+    statements = walker.run(module)
+    walker.visits = walker.leaves = {}  # they hold its own bound methods: a cycle holding the tree
     if project is None:
         report.refs = set(evaluator.refs)
         report.open_params = set(evaluator.open_params)
@@ -332,9 +335,11 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
     if project is None or want_interface:
         report.interface = extract_interface(index, evaluator, report.summary)
     if not ctx.findings:
+        index.release()
         return report
     report.noqa = Suppressions(source)
     where = positions(module, (f.node for f in ctx.findings), source, _places(module, index, ctx.findings, statements))
+    index.release()
     seen = set()
     for raw in ctx.findings:
         rng = where.get(raw.node)
@@ -351,9 +356,11 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
         report.cold.append(raw.cold)
         report.loop_hot.append(raw.hot)
         report.frequency.append(raw.frequency)
+    ctx.findings.clear()  # each holds its rule, which holds ctx: a cycle holding the tree (gc_pause)
     return report
 
 
+@gc_pause.per_file
 def interface_only(source: str, path: str, module_name: Optional[str], report: FileReport,
                    guarded: bool = False) -> None:
     if not guarded and parse_guard.refusal(source) is not None:
@@ -372,6 +379,7 @@ def interface_only(source: str, path: str, module_name: Optional[str], report: F
     evaluator = Evaluator(index)
     report.interface = extract_interface(index, evaluator, report.summary)
     report.open_params = set(evaluator.open_params)  # callers elsewhere may pass it tensors: checked then
+    index.release()
 
 
 def check_file(path: str, options: Options, cache_dir: Optional[str] = None, project=None,

@@ -146,7 +146,7 @@ def first_pass(files: List[str], options: Options, jobs: int, cache_dir: Optiona
             if r.interface is not None and r.interface["module"] not in interfaces:
                 added.setdefault(r.interface["module"], r.interface)
         interfaces.update(added)
-        if added:  # results of later waves are cached under everything they could have read
+        if added and cache_dir is not None:  # later waves are cached under everything they could have read
             digest = hashlib.sha256((digest + project_digest(added)).encode()).hexdigest()
     return [r for r in reports if r is not None]
 
@@ -178,13 +178,9 @@ def _map_wave(paths: List[str], options: Options, jobs: int, cache_dir: Optional
 def _run_again(reports: List[FileReport], todo: List[int], interfaces: Dict[str, dict], options: Options,
                jobs: int, want_interface: bool, cache_dir: Optional[str]) -> List[FileReport]:
     paths = [reports[i].path for i in todo]
-    n = len(paths)
-    if jobs > 1 and n >= 16:
-        again = workers.pool_map(jobs, _recheck, paths, [options] * n, [want_interface] * n, [cache_dir] * n,
-                                 chunksize=4, initializer=_init_worker, initargs=(interfaces,), on_crash=crashed)
-    else:
-        _init_worker(interfaces)
-        again = [_recheck(p, options, want_interface, cache_dir) for p in paths]
+    # only cache keys use the digest: not worked out without a cache, and once here with one
+    digest = project_digest(interfaces) if cache_dir is not None else ""
+    again = _recheck_all(paths, interfaces, digest, options, jobs, want_interface, cache_dir)
     out = list(reports)
     for i, r in zip(todo, again):
         if r.error is None:
@@ -193,6 +189,30 @@ def _run_again(reports: List[FileReport], todo: List[int], interfaces: Dict[str,
             r.refs, r.open_params, r.ref_values = reports[i].refs, reports[i].open_params, reports[i].ref_values
             out[i] = r
     return out
+
+
+def _recheck_all(paths: List[str], interfaces: Dict[str, dict], digest: str, options: Options, jobs: int,
+                 want_interface: bool, cache_dir: Optional[str]) -> List[FileReport]:
+    if cache_dir is not None and jobs > 1:
+        # cache hits here: no worker pool to start for files the cache answers (a warm run)
+        hits = [cached_report(p, options, cache_dir, digest, want_interface) for p in paths]
+        misses = [p for p, h in zip(paths, hits) if h is None]
+        if len(misses) < len(paths):
+            done = iter(_recheck_some(misses, interfaces, digest, options, jobs, want_interface, cache_dir)
+                        if misses else ())
+            return [h if h is not None else next(done) for h in hits]
+    return _recheck_some(paths, interfaces, digest, options, jobs, want_interface, cache_dir)
+
+
+def _recheck_some(paths: List[str], interfaces: Dict[str, dict], digest: str, options: Options, jobs: int,
+                  want_interface: bool, cache_dir: Optional[str]) -> List[FileReport]:
+    n = len(paths)
+    if jobs > 1 and n >= 16:
+        return workers.pool_map(jobs, _recheck, paths, [options] * n, [want_interface] * n, [cache_dir] * n,
+                                chunksize=4, initializer=_init_worker, initargs=(interfaces, digest),
+                                on_crash=crashed)
+    _init_worker(interfaces, digest)
+    return [_recheck(p, options, want_interface, cache_dir) for p in paths]
 
 
 def project_pass(reports: List[FileReport], options: Options, jobs: int,

@@ -181,22 +181,34 @@ def iter_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
             yield child
 
 
+# visitor class -> its (visit?, node type name, method name), in definition order: read once per class
+_CALLBACK_NAMES: Dict[type, Tuple[Tuple[bool, str, str], ...]] = {}
+
+
+def _callback_names(klass: type) -> Tuple[Tuple[bool, str, str], ...]:
+    got = _CALLBACK_NAMES.get(klass)
+    if got is None:
+        names = []
+        seen = set()
+        for k in klass.__mro__:
+            if k.__module__.startswith("libcst") or k is object:
+                continue
+            for attr in vars(k):
+                if attr in seen:
+                    continue
+                seen.add(attr)
+                if attr.startswith(("visit_", "leave_")):
+                    names.append((attr.startswith("visit_"), attr[6:], attr))
+        got = _CALLBACK_NAMES[klass] = tuple(names)
+    return got
+
+
 def callbacks(visitor: object) -> Tuple[Dict[str, List[Callable]], Dict[str, List[Callable]]]:
     """``visit_<Type>`` and ``leave_<Type>`` methods a visitor defines (not LibCST's empty stubs)."""
     visits: Dict[str, List[Callable]] = {}
     leaves: Dict[str, List[Callable]] = {}
-    seen = set()
-    for klass in type(visitor).__mro__:
-        if klass.__module__.startswith("libcst") or klass is object:
-            continue
-        for attr in vars(klass):
-            if attr in seen:
-                continue
-            seen.add(attr)
-            if attr.startswith("visit_"):
-                visits.setdefault(attr[6:], []).append(getattr(visitor, attr))
-            elif attr.startswith("leave_"):
-                leaves.setdefault(attr[6:], []).append(getattr(visitor, attr))
+    for is_visit, name, attr in _callback_names(type(visitor)):
+        (visits if is_visit else leaves).setdefault(name, []).append(getattr(visitor, attr))
     return visits, leaves
 
 
@@ -206,6 +218,12 @@ def merge(tables: Iterable[Dict[str, List[Callable]]]) -> Dict[str, List[Callabl
         for name, fns in table.items():
             out.setdefault(name, []).extend(fns)
     return out
+
+
+# Worked out from LibCST's classes alone, so kept for the process: the classes a walk handling
+# these type names skips, and per (skipped classes, node type) the fields it reads.
+_SKIPS: Dict[frozenset, frozenset] = {}
+_PLAN_FIELDS: Dict[Tuple[frozenset, type], Tuple[str, ...]] = {}
 
 
 class Walker:
@@ -221,22 +239,31 @@ class Walker:
         self.visits = visits
         self.leaves = leaves
         self.prune = prune
-        handled = set(visits) | set(leaves)
+        handled = frozenset(visits) | frozenset(leaves)
         # Subtrees of tokens and layout are left alone unless a callback wants something in them.
-        self.skip = frozenset(c for c, inside in inert_classes().items() if not any(k.__name__ in handled for k in inside))
+        skip = _SKIPS.get(handled)
+        if skip is None:
+            skip = _SKIPS[handled] = frozenset(c for c, inside in inert_classes().items()
+                                               if not any(k.__name__ in handled for k in inside))
+        self.skip = skip
         self._plans: Dict[type, tuple] = {}
 
     def _plan(self, node: cst.CSTNode) -> tuple:
         t = type(node)
         name = t.__name__
-        admits = field_classes(t)
-        # fields that can only hold skipped subtrees (parentheses, whitespace) are not even read
-        fields = tuple(f for f in child_fields(node) if not (admits.get(f) and admits[f] <= self.skip))
+        fields = _PLAN_FIELDS.get((self.skip, t))
+        if fields is None:
+            admits = field_classes(t)
+            # fields that can only hold skipped subtrees (parentheses, whitespace) are not even read
+            fields = tuple(f for f in child_fields(node) if not (admits.get(f) and admits[f] <= self.skip))
+            _PLAN_FIELDS[(self.skip, t)] = fields
         plan = (tuple(self.visits.get(name, ())), tuple(self.leaves.get(name, ())), fields)
         self._plans[t] = plan
         return plan
 
-    def _walker(self) -> Callable[[cst.CSTNode], None]:
+    def _walker(self) -> Tuple[Callable[[cst.CSTNode], None], Callable[[], None]]:
+        """The recursive walk, and a function that cuts its reference to itself once done: that
+        cycle would keep the visitors, and through them the tree, for the cyclic collector."""
         plans = self._plans
         skip = self.skip
         prune = self.prune
@@ -263,28 +290,39 @@ class Walker:
             for fn in plan[1]:
                 fn(node)
 
-        return walk
+        def cut() -> None:
+            nonlocal walk
+            walk = None  # type: ignore[assignment]
+
+        return walk, cut
 
     def walk(self, node: cst.CSTNode) -> None:
-        self._walker()(node)
+        walk, cut = self._walker()
+        try:
+            walk(node)
+        finally:
+            cut()
 
     def walk_module(self, module: cst.Module, after_statement: Callable[[cst.CSTNode], None]) -> None:
         """``walk(module)``, calling ``after_statement(stmt)`` once each top-level statement is done."""
-        walk = self._walker()
-        plan = self._plans.get(cst.Module) or self._plan(module)
-        enter = True
-        for fn in plan[0]:
-            if fn(module) is False and self.prune:
-                enter = False
-        if enter:
-            for name in plan[2]:  # header, body, footer: sequences
-                for child in getattr(module, name):
-                    if type(child) not in self.skip:
-                        walk(child)
-                    if name == "body":
-                        after_statement(child)
-        for fn in plan[1]:
-            fn(module)
+        walk, cut = self._walker()
+        try:
+            plan = self._plans.get(cst.Module) or self._plan(module)
+            enter = True
+            for fn in plan[0]:
+                if fn(module) is False and self.prune:
+                    enter = False
+            if enter:
+                for name in plan[2]:  # header, body, footer: sequences
+                    for child in getattr(module, name):
+                        if type(child) not in self.skip:
+                            walk(child)
+                        if name == "body":
+                            after_statement(child)
+            for fn in plan[1]:
+                fn(module)
+        finally:
+            cut()
 
 
 def visit(node: cst.CSTNode, visitor: object) -> None:

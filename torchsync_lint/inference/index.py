@@ -121,6 +121,13 @@ class FileIndex(cst.CSTVisitor):
         self._attr_blocks: Dict[tuple, List[tuple]] = {}  # (method, attr) -> [(blocks, value)]
 
     # -- keys --------------------------------------------------------------------------------
+    def release(self) -> None:
+        """Once the file is checked: cut each function's links to its class and enclosing function.
+        With ``ClassInfo.methods`` they form cycles that would keep the whole tree alive until the
+        cyclic collector traverses it (``gc_pause``); cut, it is freed as soon as it is dropped."""
+        for info in self.by_node.values():
+            info.cls = info.parent = None
+
     def _prefix(self) -> str:
         if not self._scopes:
             return self.module_name
