@@ -117,6 +117,7 @@ def test_docs_catalog_is_up_to_date():
 def test_sweep_synthesises_runnable_variants_on_cpu():
     torch = pytest.importorskip("torch")
     from torchsync_lint.catalog import sweep, synth
+    from torchsync_lint.catalog.recipes import ARGUMENT_RECIPES
 
     items = {i[0]: i for i in sweep.enumerate_callables(torch, sweep.NAMESPACES[:3])}
     oracles = sweep.Oracles(torch, "cpu")
@@ -263,9 +264,9 @@ def test_argument_forms_in_the_data():
 
 
 def test_every_recipe_form_names_a_parameter():
-    from torchsync_lint.catalog import synth
+    from torchsync_lint.catalog.recipes import ARGUMENT_RECIPES
 
-    for q, recipe in synth.ARGUMENT_RECIPES.items():
+    for q, recipe in ARGUMENT_RECIPES.items():
         labels = [label for label, _, _ in recipe.variants]
         assert len(labels) == len(set(labels)), q
         for label, form, _ in recipe.variants:
@@ -331,12 +332,13 @@ def test_merge_adds_recipe_variants_and_keeps_the_rest():
 def test_recipes_run_on_cpu():
     torch = pytest.importorskip("torch")
     from torchsync_lint.catalog import sweep, synth
+    from torchsync_lint.catalog.recipes import ARGUMENT_RECIPES
 
     oracles = sweep.Oracles(torch, "cpu")
     for q in ("torch.nn.functional.ctc_loss", "torch.nn.CTCLoss", "torch.nn.utils.rnn.pack_padded_sequence",
               "torch.Tensor.istft", "torch.embedding_bag"):
         entry = sweep.measure_recipe(torch, synth, oracles, q)
-        assert set(entry["variants"]) == {label for label, _, _ in synth.ARGUMENT_RECIPES[q].variants}
+        assert set(entry["variants"]) == {label for label, _, _ in ARGUMENT_RECIPES[q].variants}
         errors = {k: v["error"] for k, v in entry["variants"].items() if v["how"] == "error"}
         assert not errors, (q, errors)
         assert all(v["form"] for v in entry["variants"].values())

@@ -1,7 +1,7 @@
 """Argument forms: deciding a call from the catalog's hand-measured variants (issue #9).
 
 Some ops sync or not depending on the *form* of an argument (lengths as a GPU tensor, a CPU
-tensor or a Python list; ``enforce_sorted``; a ``reduction``). ``synth.ARGUMENT_RECIPES`` measures
+tensor or a Python list; ``enforce_sorted``; a ``reduction``). ``recipes.ARGUMENT_RECIPES`` measures
 such forms on a GPU; each measured row carries a ``form`` (parameter -> form, see ``synth``) and the
 entry a ``recipe`` (the parameters in positional order, the defaults of its literal parameters).
 

@@ -65,7 +65,7 @@ def render() -> str:
         n = sum(1 for e in entries.values() if e.get("recipe"))
         out += [
             f"{n} callables whose sync depends on the form of an argument also ran with hand-written "
-            "argument recipes (`synth.ARGUMENT_RECIPES`: lengths as GPU tensors, CPU tensors or lists, a "
+            "argument recipes (`recipes.ARGUMENT_RECIPES`: lengths as GPU tensors, CPU tensors or lists, a "
             "window or none, `enforce_sorted`...), one variant per form, with the same two oracles: "
             f"`python -m torchsync_lint.catalog.sweep --recipes` took {rec.get('seconds')} s on "
             f"{rec.get('gpu')} with torch {rec.get('torch')}; the rules match calls against these forms "

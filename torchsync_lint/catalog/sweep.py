@@ -29,6 +29,8 @@ import time
 import warnings
 from typing import Dict, List, Optional, Tuple
 
+from torchsync_lint.catalog.recipes import ARGUMENT_RECIPES
+
 SYNC_TEXT = "synchronizing CUDA operation"
 SLEEP_MS = 4.0
 SYNCED_FRACTION, FREE_FRACTION = 0.5, 0.15  # of the sleep: above = waited, below = did not
@@ -283,8 +285,8 @@ def _resolve_qualname(torch, qual: str):
 
 
 def measure_recipe(torch, synth, oracles: Oracles, qual: str) -> dict:
-    """Every hand-written variant of ``synth.ARGUMENT_RECIPES[qual]``, with its form."""
-    recipe = synth.ARGUMENT_RECIPES[qual]
+    """Every hand-written variant of ``recipes.ARGUMENT_RECIPES[qual]``, with its form."""
+    recipe = ARGUMENT_RECIPES[qual]
     obj, method = _resolve_qualname(torch, qual)
     init = tuple(recipe.init) if inspect.isclass(obj) else None
     device = oracles.device
@@ -336,7 +338,7 @@ def child_main(start: int, device: str, modules, limit: Optional[int] = None, re
     from torchsync_lint.catalog import synth
 
     if recipes:
-        items = [(q, "", "") for q in sorted(synth.ARGUMENT_RECIPES)][:limit]
+        items = [(q, "", "") for q in sorted(ARGUMENT_RECIPES)][:limit]
     else:
         items = enumerate_callables(torch, modules)[:limit]
     stubs = synth._stub_index(torch)
@@ -501,7 +503,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--raw", default=None, help="also append every child message to this file (JSON lines)")
     p.add_argument("--limit", type=int, default=None, help="sweep only the first N callables (debugging)")
     p.add_argument("--recipes", action="store_true",
-                   help="measure only the hand-written argument recipes (synth.ARGUMENT_RECIPES)")
+                   help="measure only the hand-written argument recipes (recipes.ARGUMENT_RECIPES)")
     p.add_argument("--merge", metavar="FILE", default=None,
                    help="merge the output of a --recipes run into the catalog data (--out, default: the package's)")
     args = p.parse_args(argv)

@@ -18,7 +18,7 @@ SYNC_CONDITION = (
 )
 
 # Calls whose sync depends on the form of their arguments, decided from the catalog's measured
-# argument forms (synth.ARGUMENT_RECIPES; catalog.forms matches a call against them). The message
+# argument forms (recipes.ARGUMENT_RECIPES; catalog.forms matches a call against them). The message
 # names the form measured sync-free where one exists (SYNC_FREE: catalog name -> that variant).
 CTC_MESSAGE = (
     "`ctc_loss` / `nn.CTCLoss` waits for the GPU in the form of this call (measured: every form with "
@@ -122,7 +122,7 @@ class TensorArgumentSync(Rule):
     default form did not), less calls another rule reports with its own advice.
 
     It also decides the ops whose sync depends on the form of their arguments from the forms the
-    catalog measured by hand (`synth.ARGUMENT_RECIPES`): a call is flagged when every measured form
+    catalog measured by hand (`recipes.ARGUMENT_RECIPES`): a call is flagged when every measured form
     it can have (lengths a GPU tensor, a CPU tensor or a list; `reduction`; `enforce_sorted`...)
     synced, and not when one of them did not: `F.ctc_loss` / `torch.ctc_loss` / `nn.CTCLoss`,
     `torch.istft` (every form syncs), `pack_padded_sequence(..., enforce_sorted=False)`.
