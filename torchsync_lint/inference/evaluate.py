@@ -21,7 +21,8 @@ from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference.annotations import Annotations
 from torchsync_lint.inference.index import ClassInfo, FileIndex, FunctionInfo
 from torchsync_lint.inference.scope import Scope
-from torchsync_lint.inference.summaries import Summaries, refine_annotation, vague_tensors
+from torchsync_lint.inference.signatures import refine_annotation, vague_tensors
+from torchsync_lint.inference.summaries import Summaries
 from torchsync_lint.inference.values import (
     BATCH,
     CPU,

@@ -15,17 +15,23 @@ import libcst as cst
 from torchsync_lint.inference.annotations import without_arraylike
 from torchsync_lint.inference.docstrings import docstring, parameter_types
 from torchsync_lint.inference.index import STEP_HOOKS, ClassInfo, FunctionInfo
+from torchsync_lint.inference.lightning import LIGHTNING_STEPS, is_lightning_module, moved_to_device
 from torchsync_lint.inference.names import dotted
 from torchsync_lint.inference.scope import Scope
+from torchsync_lint.inference.signatures import (
+    is_static,
+    literal_default,
+    placeholder,
+    refine_annotation,
+    signature_comment,
+    vague_tensors,
+)
 from torchsync_lint.inference.values import (
     BATCH,
     CPU,
-    CUDA,
     DEVICE,
-    DICT,
     DTYPE,
     FUNC,
-    LIST,
     MODULE,
     NONE,
     NUMBER,
@@ -65,7 +71,7 @@ class Summaries:
                     func.name == "forward" or (func.name == "__call__" and func.cls.is_module)
                 )
             ) or func.name in STEP_HOOKS or func.name in self.hot_functions
-            on_device = func.name in LIGHTNING_STEPS and self._lightning(func.cls)
+            on_device = func.name in LIGHTNING_STEPS and is_lightning_module(func.cls, self.index, self.project)
             for i, param in enumerate(positional + list(p.kwonly_params)):
                 name = param.name.value
                 if i == 0 and func.is_method and not is_static and param in positional:
@@ -141,23 +147,6 @@ class Summaries:
                 memo.pop(key, None)
         self._tentative.clear()
 
-    def _lightning(self, cls: Optional[ClassInfo], depth: int = 0) -> bool:
-        """A LightningModule subclass: by a base's name here, or through the project's bases."""
-        if cls is None or depth > 16:
-            return False
-        for b in cls.bases:
-            if b.split(".")[-1].endswith("LightningModule"):
-                return True
-            local = self.index.classes.get(b.split(".")[-1])
-            if local is not None and local is not cls:
-                if self._lightning(local, depth + 1):
-                    return True
-            elif local is None and self.project is not None:
-                key = self.project.class_key(b)
-                if key is not None and self.project.has_base_named(key, "LightningModule"):
-                    return True
-        return False
-
     def _names_a_class(self, param: cst.Param) -> bool:
         """``session: InferenceSession``: a parameter declared as some class other than a tensor."""
         ann = param.annotation.annotation if param.annotation is not None else None
@@ -180,9 +169,9 @@ class Summaries:
         self._declared[id(func)] = out
         p = func.node.params
         params = list(p.posonly_params) + list(p.params) + list(p.kwonly_params)
-        comment = _signature_comment(func.node)
+        comment = signature_comment(func.node)
         if comment is not None and comment[0] is not None:
-            skip = 1 if func.is_method and not _is_static(func.node) and params else 0
+            skip = 1 if func.is_method and not is_static(func.node) and params else 0
             if len(comment[0]) == len(params) - skip:
                 for param, ann in zip(params[skip:], comment[0]):
                     v = self.annotation_value(ann)
@@ -195,7 +184,7 @@ class Summaries:
                     out[param.name.value] = v
         # a literal default (`mask_shape="targets"`) outweighs a docstring that says Tensor
         untyped = [q.name.value for q in params
-                   if q.annotation is None and q.name.value not in out and not _literal_default(q)]
+                   if q.annotation is None and q.name.value not in out and not literal_default(q)]
         if untyped:  # `x : torch.Tensor` in the docstring (of the class, for `__init__`)
             docs = [docstring(func.node)]
             if func.is_method and func.name == "__init__":
@@ -332,7 +321,7 @@ class Summaries:
         try:
             ann = func.node.returns
             out = self.annotation_value(ann.annotation) if ann is not None else UNKNOWN_VALUE
-            comment = _signature_comment(func.node) if ann is None else None
+            comment = signature_comment(func.node) if ann is None else None
             if comment is not None:
                 out = self.annotation_value(comment[1])
             out = without_arraylike(out)
@@ -344,7 +333,7 @@ class Summaries:
                     body = join(body, v)
                 # `-> tuple[Tensor, float]` says what; `return torch.randperm(4), f` says where
                 out = body if out.kind == UNKNOWN else refine_annotation(out, body)
-            elif out.kind == UNKNOWN and not func.returns and not _placeholder(func.node):
+            elif out.kind == UNKNOWN and not func.returns and not placeholder(func.node):
                 out = Value(NONE)
             # partial when its parameters or a caller were not known yet
             self._memo(self._returns, id(func), out,
@@ -468,100 +457,3 @@ def _bound_names(func: FunctionInfo) -> frozenset:
                         stack.append(n.value)
         got = func.bound = frozenset(names)
     return got
-
-
-def vague_tensors(v: Value) -> bool:
-    """An annotation's value with a tensor of unknown device (worth refining from the body)."""
-    if v.kind == TENSOR:
-        return v.device is None
-    if v.item is not None:
-        return vague_tensors(v.item)
-    return v.kind == TUPLE and any(vague_tensors(e) for e in v.elts)
-
-
-def refine_annotation(ann: Value, body: Value) -> Value:
-    """The annotated value, with the device (and dtype) the function's body gives its tensors."""
-    if ann.kind == TENSOR and body.kind == TENSOR:
-        return ann.with_(device=ann.device or body.device, dtype=ann.dtype or body.dtype, host_data=body.host_data)
-    if ann.kind == TUPLE and body.kind == TUPLE and ann.elts and len(ann.elts) == len(body.elts):
-        return ann.with_(elts=tuple(refine_annotation(a, b) for a, b in zip(ann.elts, body.elts)))
-    if ann.kind == body.kind and ann.item is not None and body.item is not None:  # dict[str, tuple[Tensor, bool]]
-        return ann.with_(item=refine_annotation(ann.item, body.item))
-    return ann
-
-
-# LightningModule hooks whose first argument is the batch, moved to the device by the Trainer
-LIGHTNING_STEPS = frozenset("training_step validation_step test_step predict_step".split())
-
-
-def moved_to_device(v: Value) -> Value:
-    """What a batch declared as ``v`` holds once moved to the GPU: its tensors there, an unknown
-    or ``Any`` batch a device batch (its parts tensors under Tensor methods)."""
-    if v.kind == TENSOR:
-        return v.with_(device=CUDA, assumed=False)
-    if v.kind in (DICT, LIST, TUPLE) and (v.item is not None or v.elts):
-        return v.with_(item=moved_to_device(v.item) if v.item is not None else None,
-                       elts=tuple(moved_to_device(e) for e in v.elts))
-    return Value(BATCH, device=CUDA)
-
-
-def _literal_default(param: cst.Param) -> bool:
-    d = param.default
-    return isinstance(d, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float,
-                          cst.UnaryOperation, cst.List, cst.Tuple, cst.Dict)) or (
-        isinstance(d, cst.Name) and d.value in ("True", "False"))
-
-
-def _is_static(node: cst.FunctionDef) -> bool:
-    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
-
-
-def _placeholder(node: cst.FunctionDef) -> bool:
-    """A body that raises unconditionally or does nothing (``raise NotImplementedError``, ``pass``,
-    ``...``, a docstring): a method for subclasses to override, so its callers learn nothing from it (it
-    does not return None to them)."""
-    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-    if any(isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, cst.Raise) for s in stmt.body)
-           for stmt in body):
-        return True  # an unconditional raise: it never returns
-    for stmt in body:
-        if not isinstance(stmt, cst.SimpleStatementLine):
-            return False
-        for small in stmt.body:
-            if isinstance(small, cst.Pass):
-                continue
-            if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString,
-                                                                        cst.Ellipsis)):
-                continue
-            return False
-    return True
-
-
-def _signature_comment(node: cst.FunctionDef):
-    """A PEP 484 signature type comment, ``# type: (Tensor, int) -> Tensor``, on the ``def`` line or
-    the first line of the body: ([argument annotations] or None for ``(...)``, return annotation)."""
-    texts = []
-    body = node.body
-    if isinstance(body, cst.IndentedBlock):
-        if body.header.comment is not None:
-            texts.append(body.header.comment.value)
-        if body.body:
-            texts.extend(line.comment.value for line in body.body[0].leading_lines if line.comment is not None)
-    for text in texts:
-        text = text[1:].strip()
-        if not text.startswith("type:") or "->" not in text:
-            continue
-        args, _, ret = text[len("type:"):].strip().rpartition("->")
-        try:
-            args_expr = cst.parse_expression(args.strip())
-            ret_expr = cst.parse_expression(ret.split("#")[0].strip())
-        except Exception:
-            return None
-        if isinstance(args_expr, cst.Ellipsis):
-            return None, ret_expr
-        if isinstance(args_expr, cst.Tuple):
-            if any(isinstance(el, cst.StarredElement) for el in args_expr.elements):
-                return None, ret_expr
-            return [el.value for el in args_expr.elements], ret_expr
-        return [args_expr], ret_expr
-    return None
