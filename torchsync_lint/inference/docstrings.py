@@ -85,7 +85,7 @@ def _type_value(text: str) -> Optional[Value]:
         return None
     dtypes = set()
     for p in parts:
-        m = _TENSOR_NAME.match(p) or (p.lower() == "tensor" and _TENSOR_NAME.match("Tensor"))
+        m = _TENSOR_NAME.match("Tensor" if p.lower() == "tensor" else p)
         if not m:
             return None
         dtypes.add(_DTYPES.get(m.group(1)) if m.group(1) else None)

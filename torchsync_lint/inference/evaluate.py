@@ -19,7 +19,7 @@ import libcst as cst
 from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference.annotations import Annotations
-from torchsync_lint.inference.index import ClassInfo, FileIndex, FunctionInfo
+from torchsync_lint.inference.index import ClassInfo, FileIndex, FunctionInfo, any_base
 from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.signatures import refine_annotation, vague_tensors
 from torchsync_lint.inference.summaries import Summaries
@@ -158,18 +158,10 @@ class Evaluator(TorchCalls, Annotations, Summaries):
             return Value(OBJECT, cls=cls.key)  # every base is known here: no nn.Module among them
         return self._ref(("call", cls.key))
 
-    def _module_by_bases(self, cls: ClassInfo, depth: int = 0) -> bool:
+    def _module_by_bases(self, cls: ClassInfo) -> bool:
         """Some base, here or (through the project) in another file, is an ``nn.Module``."""
-        for b in cls.bases:
-            local = self.index.classes.get(b.split(".")[-1])
-            if local is not None and local is not cls:
-                if local.is_module or (depth < 16 and self._module_by_bases(local, depth + 1)):
-                    return True
-            elif local is None and self.project is not None:
-                key = self.project.class_key(b)
-                if key is not None and self.project.is_module(key):
-                    return True
-        return False
+        return any_base(cls, self.index, self.project, lambda local: local.is_module,
+                        lambda key: self.project.is_module(key))
 
     def _local_class(self, key: Optional[str]) -> Optional[ClassInfo]:
         if key is None:
@@ -726,13 +718,10 @@ class Evaluator(TorchCalls, Annotations, Summaries):
     def _batch_method(self, recv: Value, name: str, call: cst.Call, scope: Scope) -> Value:
         """Methods of a batch from a DataLoader: moves to the device give device tensors; a dict
         batch's values stay batches."""
-        if recv.device == CUDA:  # on the device already (a Lightning step's batch)
-            if name in ("to", "cuda", "get", "pop", "__getitem__", "values", "items", "float", "long", "half",
-                        "contiguous"):
-                return recv if name != "items" else Value(LIST, item=Value(TUPLE, elts=(UNKNOWN_VALUE, recv)))
-            # any other Tensor method: default_collate made every number and array a tensor
-            return self.tensor_method(name, tensor(CUDA), call, scope) if facts.method(name) else UNKNOWN_VALUE
+        on_device = recv.device == CUDA  # already moved (a Lightning step's batch)
         if name in ("to", "cuda"):
+            if on_device:
+                return recv
             moved = self.tensor_method(name, tensor(CPU), call, scope)
             return moved if moved.device != CPU else recv
         if name in ("get", "pop", "__getitem__", "values", "float", "long", "half", "contiguous"):
@@ -741,6 +730,9 @@ class Evaluator(TorchCalls, Annotations, Summaries):
             return Value(LIST, item=Value(TUPLE, elts=(UNKNOWN_VALUE, recv)))
         if name == "pin_memory":
             return recv.with_(pinned=True)
+        if on_device and facts.method(name):
+            # any other Tensor method: default_collate made every number and array a tensor
+            return self.tensor_method(name, tensor(CUDA), call, scope)
         return UNKNOWN_VALUE
 
     @staticmethod

@@ -82,6 +82,22 @@ class FunctionInfo:
         return self.cls is not None and self.parent is None
 
 
+def any_base(cls: "ClassInfo", index: "FileIndex", project, local_test, foreign_test, depth: int = 0) -> bool:
+    """Does some base of ``cls`` pass: a class of this file by ``local_test(ClassInfo)`` (its own
+    bases walked in turn), one of another file by ``foreign_test(project_class_key)``."""
+    for b in cls.bases:
+        local = index.classes.get(b.split(".")[-1])
+        if local is not None and local is not cls:
+            if local_test(local) or (depth < 16 and any_base(local, index, project, local_test, foreign_test,
+                                                             depth + 1)):
+                return True
+        elif local is None and project is not None:
+            key = project.class_key(b)
+            if key is not None and foreign_test(key):
+                return True
+    return False
+
+
 @dataclass
 class CallSite:
     caller: Optional[FunctionInfo]

@@ -3,8 +3,7 @@ Trainer moves it there before the hook runs)."""
 
 from __future__ import annotations
 
-from typing import Optional
-
+from torchsync_lint.inference.index import any_base
 from torchsync_lint.inference.values import BATCH, CUDA, DICT, LIST, TENSOR, TUPLE, Value
 
 # LightningModule hooks whose first argument is the batch, moved to the device by the Trainer
@@ -22,19 +21,13 @@ def moved_to_device(v: Value) -> Value:
     return Value(BATCH, device=CUDA)
 
 
-def is_lightning_module(cls, index, project, depth: int = 0) -> bool:
+def is_lightning_module(cls, index, project) -> bool:
     """A LightningModule subclass: by a base's name here, or through the project's bases."""
-    if cls is None or depth > 16:
+    if cls is None:
         return False
-    for b in cls.bases:
-        if b.split(".")[-1].endswith("LightningModule"):
-            return True
-        local = index.classes.get(b.split(".")[-1])
-        if local is not None and local is not cls:
-            if is_lightning_module(local, index, project, depth + 1):
-                return True
-        elif local is None and project is not None:
-            key: Optional[str] = project.class_key(b)
-            if key is not None and project.has_base_named(key, "LightningModule"):
-                return True
-    return False
+    return _named(cls) or any_base(cls, index, project, _named,
+                                   lambda key: project.has_base_named(key, "LightningModule"))
+
+
+def _named(cls) -> bool:
+    return any(b.split(".")[-1].endswith("LightningModule") for b in cls.bases)

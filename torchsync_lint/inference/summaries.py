@@ -420,7 +420,7 @@ class Summaries:
         # not when a method moves it in place (`self.x = self.x.to(d)`): there after its first call
         if not derived and out is not None and out.kind == TENSOR and out.device is None and any(
                 f.name == "__init__" and v.kind == TENSOR and v.device == CPU and id(expr) not in overwritten
-                for f, expr, v in plain + derived):
+                for f, expr, v in plain):
             out = out.with_(cpu_at_init=True)  # until the method that moves it has run
         return out if out is not None else UNKNOWN_VALUE
 

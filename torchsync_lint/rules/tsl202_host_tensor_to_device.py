@@ -162,10 +162,12 @@ class HostTensorToDevice(Rule):
         elif method in ("cuda", "to", "type_as") and not non_blocking(node):
             before = self.ctx.value(node.func.value)
             after = self.ctx.value(node)
-            if before.device == CPU and after.kind == TENSOR and after.device != CPU:
+            if after.kind != TENSOR or after.device == CPU:
+                return
+            if before.device == CPU:
                 # `type_as(gpu_t)` copies like `.to(gpu_t)`, with no non_blocking to offer
                 self.report(node, fix=self._fix_copy(node, method) if method != "type_as" else None)
-            elif before.cpu_at_init and after.kind == TENSOR and after.device != CPU:
+            elif before.cpu_at_init:
                 self.report(node, AT_INIT_MESSAGE)
         elif method is None and self._runs_per_call() and self._fresh_module_to_device(node):
             self.report(node, MODULE_MESSAGE)
