@@ -30,7 +30,7 @@ from torchsync_lint.finding import FileError, Finding, LintResult
 from torchsync_lint.inference.context import FileContext
 from torchsync_lint.inference.evaluate import Evaluator
 from torchsync_lint.inference.hotness import CallGraph, FileSummary, summarise
-from torchsync_lint.inference.frequency import EVERY_STEP, ONCE, TEST, combine
+from torchsync_lint.inference.frequency import EVERY_STEP, ONCE, TEST, combine, settle
 from torchsync_lint.inference.index import FileIndex, FunctionInfo
 from torchsync_lint.inference.interface import extract as extract_interface
 from torchsync_lint.inference.values import Value
@@ -524,15 +524,17 @@ def classify(findings_reports: Iterable[FileReport], graph: CallGraph, include_c
         test_file = not hot_tests and is_test_file(rep.path)
         freqs = rep.frequency or [EVERY_STEP] * len(rep.findings)
         for finding, cold, loop_hot, freq in zip(rep.findings, rep.cold, rep.loop_hot, freqs):
-            if loop_hot or graph.is_hot(finding.function):
+            hot_function = graph.is_hot(finding.function)
+            if loop_hot or hot_function:
                 finding.temperature = "hot"
             elif cold:
                 finding.temperature = "cold"
             else:
                 finding.temperature = "unknown"
+            freq = settle(freq, hot_function)
             if test_file:
                 freq = TEST
-            elif finding.temperature == "cold":
+            elif finding.temperature == "cold" or (finding.temperature == "unknown" and graph.runs_once(finding.function)):
                 freq = combine(ONCE, freq)
             finding.frequency = freq
             shown = freq == EVERY_STEP and (

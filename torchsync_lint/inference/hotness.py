@@ -5,6 +5,11 @@ Roots: ``forward`` methods, ``__call__`` of nn.Module subclasses, training/evalu
 and names the user lists as hot. Everything these call (resolved through imports, ``self.``
 methods, base classes, ``self.<attr>.method()`` where the attribute's class is known, and
 re-exports in ``__init__`` files) is hot too.
+
+Functions that run once (``runs_once``): those called from the set-up code of a function holding a
+training loop (before or after the loop: building, evaluating, plotting, reporting), when every
+caller the project knows calls them from such code, from another function that runs once, or from
+a set-up method (``__init__``...), and nothing hot reaches them.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Set
 
-from torchsync_lint.inference.index import STEP_HOOKS, FileIndex, names_function
+from torchsync_lint.inference.index import COLD_METHODS, STEP_HOOKS, FileIndex, names_function
 
 
 @dataclass
@@ -27,6 +32,8 @@ class FileSummary:
     class_bases: Dict[str, List[str]] = field(default_factory=dict)  # class key -> base keys
     attr_classes: Dict[str, Dict[str, str]] = field(default_factory=dict)  # class key -> attr -> class key
     aliases: Dict[str, str] = field(default_factory=dict)  # the module's import table (re-exports)
+    # key of a function holding a training loop -> callees it calls outside its training loops
+    setup_calls: Dict[str, Set[str]] = field(default_factory=dict)
 
 
 def summarise(index: FileIndex) -> FileSummary:
@@ -35,6 +42,8 @@ def summarise(index: FileIndex) -> FileSummary:
         s.functions[key] = set(f.calls)
         s.names[key] = f.name
         s.loop_calls.update(f.hot_calls)
+        if f.hot_loops and f.calls - f.hot_calls:
+            s.setup_calls[key] = set(f.calls - f.hot_calls)
         if f.is_method and (f.name == "forward" or (f.name == "__call__" and f.cls.is_module)):
             s.roots.add(key)
         if f.name in STEP_HOOKS:
@@ -67,6 +76,8 @@ class CallGraph:
         self.class_bases: Dict[str, List[str]] = {}
         self.attr_classes: Dict[str, Dict[str, str]] = {}
         self.aliases: Dict[str, Dict[str, str]] = {}
+        self.setup_calls: Dict[str, Set[str]] = {}
+        self.names: Dict[str, str] = {}
         hot_names = set(hot_names)
         loop_calls: Set[str] = set()
         for s in summaries:
@@ -76,6 +87,8 @@ class CallGraph:
             self.class_bases.update(s.class_bases)
             self.attr_classes.update(s.attr_classes)
             self.aliases[s.module] = s.aliases
+            self.setup_calls.update(s.setup_calls)
+            self.names.update(s.names)
             for key, name in s.names.items():
                 if names_function(key, name, hot_names):
                     self.roots.add(key)
@@ -88,6 +101,7 @@ class CallGraph:
             if r is not None:
                 self.roots.add(r)
         self._hot: Optional[Set[str]] = None
+        self._once: Optional[Set[str]] = None
 
     def resolve(self, key: str, depth: int = 0) -> Optional[str]:
         if key in self.functions:
@@ -139,3 +153,36 @@ class CallGraph:
             if ".<locals>." not in key:
                 return False
             key = key.rsplit(".<locals>.", 1)[0]  # a closure defined in hot code runs there
+
+    def runs_once(self, key: Optional[str]) -> bool:
+        """Called only from set-up code around training loops (or from what runs once itself)."""
+        if key is None:
+            return False
+        if self._once is None:
+            self._once = self._find_once()
+        return key in self._once
+
+    def _find_once(self) -> Set[str]:
+        hot = self.hot()
+        callers: Dict[str, List[tuple]] = {}  # callee -> [(caller, called from set-up code)]
+        for caller, callees in self.functions.items():
+            setup = self.setup_calls.get(caller, ())
+            for c in callees:
+                r = self.resolve(c)
+                if r is not None and r != caller:
+                    callers.setdefault(r, []).append((caller, c in setup and caller not in hot))
+        once: Set[str] = set()
+        todo = {r for caller, calls in self.setup_calls.items() if caller not in hot
+                for r in (self.resolve(c) for c in calls) if r is not None}
+        changed = True
+        while changed:
+            changed = False
+            for g in sorted(todo - once):
+                if g in hot:
+                    continue
+                if all(setup or caller in once or self.names.get(caller) in COLD_METHODS
+                       for caller, setup in callers.get(g, ())):
+                    once.add(g)
+                    changed = True
+                    todo.update(r for r in (self.resolve(c) for c in self.functions.get(g, ())) if r is not None)
+        return once

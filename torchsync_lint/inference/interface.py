@@ -121,6 +121,7 @@ def summary_to_data(s: FileSummary) -> dict:
         "class_bases": s.class_bases,
         "attr_classes": s.attr_classes,
         "aliases": s.aliases,
+        "setup_calls": {k: sorted(v) for k, v in s.setup_calls.items()},
     }
 
 
@@ -134,4 +135,5 @@ def summary_from_data(d: dict) -> FileSummary:
         class_bases={k: list(v) for k, v in d["class_bases"].items()},
         attr_classes={k: dict(v) for k, v in d["attr_classes"].items()},
         aliases=dict(d["aliases"]),
+        setup_calls={k: set(v) for k, v in d.get("setup_calls", {}).items()},
     )
