@@ -18,6 +18,7 @@ from typing import Dict, List, Optional
 
 from torchsync_lint.inference.evaluate import EXTERNAL_ROOTS, Evaluator
 from torchsync_lint.inference.hotness import FileSummary
+from torchsync_lint.inference.switches import turns_validation_off
 from torchsync_lint.inference.index import FileIndex
 from torchsync_lint.inference.values import (
     DEVICE,
@@ -102,6 +103,7 @@ def extract(index: FileIndex, evaluator: Evaluator, summary: Optional[FileSummar
         "values": values,
         "calls": calls,
         "sets_default_device": evaluator.sets_default_device(),
+        "validation_off": turns_validation_off(index),
         "summary": summary_to_data(summary) if summary is not None else None,
     }
 

@@ -51,6 +51,8 @@ class Project:
         self._object_informative: Dict[str, bool] = {}
         # some file moves the default device off the CPU: factories without device= go anywhere
         self.sets_default_device = any((i or {}).get("sets_default_device") for i in interfaces.values())
+        # some file turns distribution argument validation off (inference.switches)
+        self.validation_off = any((i or {}).get("validation_off") for i in interfaces.values())
 
     # -- interfaces ----------------------------------------------------------------------------
     def _add(self, iface: dict) -> None:
@@ -222,6 +224,9 @@ class Project:
         kind = ref[0]
         if kind == "default_device":
             return Value("device") if self.sets_default_device else UNKNOWN_VALUE
+        if kind == "validation_off":
+            # an informative value (as the default device's), so files that asked are checked again
+            return Value("device") if self.validation_off else UNKNOWN_VALUE
         if kind == "join":
             return join(self.deep(ref[1]), self.deep(ref[2]))
         if kind == "call":
