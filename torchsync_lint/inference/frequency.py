@@ -15,7 +15,7 @@ sets it True, ``if i == 0:`` on a loop's counter; the body of a ``functools.cach
 takes a remainder: ``step % N == 0``).
 
 In a function that contains a training loop (a loop that calls ``.backward()`` or ``.step()``),
-the code before and after that loop runs once per call: it is ``set-up`` (``SETUP``), which the
+the code before and after that loop, outside every loop, runs once per call: it is ``set-up`` (``SETUP``), which the
 engine turns into ``once`` unless the function itself runs every step (a step hook, or hot through
 the call graph). What such set-up code calls, when nothing else calls it, runs once too
 (``hotness.CallGraph.runs_once``). Set-up code (``__init__``, module level) and test files are
@@ -297,7 +297,8 @@ class FrequencyTracker:
         cls = self._stack[-1] if self._stack else EVERY_STEP
         if self._frames:
             outside, _loops, steps, epochs = self._frames[-1]
-            floor = None if steps else PERIODIC if epochs else outside
+            # in another loop of such a function (an evaluation loop): as often as that loop runs
+            floor = None if steps else PERIODIC if epochs else None if self._loops[-1] else outside
             if floor is not None:
                 cls = combine(floor, cls)
         return cls

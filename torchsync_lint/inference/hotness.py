@@ -32,7 +32,7 @@ class FileSummary:
     class_bases: Dict[str, List[str]] = field(default_factory=dict)  # class key -> base keys
     attr_classes: Dict[str, Dict[str, str]] = field(default_factory=dict)  # class key -> attr -> class key
     aliases: Dict[str, str] = field(default_factory=dict)  # the module's import table (re-exports)
-    # key of a function holding a training loop -> callees it calls outside its training loops
+    # key of a function holding a training loop -> callees it calls outside every loop
     setup_calls: Dict[str, Set[str]] = field(default_factory=dict)
 
 
@@ -42,8 +42,8 @@ def summarise(index: FileIndex) -> FileSummary:
         s.functions[key] = set(f.calls)
         s.names[key] = f.name
         s.loop_calls.update(f.hot_calls)
-        if f.hot_loops and f.calls - f.hot_calls:
-            s.setup_calls[key] = set(f.calls - f.hot_calls)
+        if f.hot_loops and f.calls - f.looped_calls:
+            s.setup_calls[key] = set(f.calls - f.looped_calls)
         if f.is_method and (f.name == "forward" or (f.name == "__call__" and f.cls.is_module)):
             s.roots.add(key)
         if f.name in STEP_HOOKS:

@@ -74,6 +74,7 @@ class FunctionInfo:
     calls: Set[str] = field(default_factory=set)  # callee keys (resolved where possible)
     hot_calls: Set[str] = field(default_factory=set)  # callees called inside a hot loop
     hot_loops: Set[int] = field(default_factory=set)  # id() of loops that contain a training step
+    looped_calls: Set[str] = field(default_factory=set)  # callees called inside any loop
     # name.append(v) / name.insert(i, v) on a local name: what a list built empty comes to hold
     appends: Dict[str, List[cst.BaseExpression]] = field(default_factory=dict)
 
@@ -290,6 +291,8 @@ class FileIndex(cst.CSTVisitor):
     def _leave_loop(self, node: cst.CSTNode) -> None:
         self._loop_stack.pop()
         calls = self._loop_calls.pop()
+        if self._func_stack:
+            self._func_stack[-1].looped_calls.update(calls)
         if id(node) in self.hot_loops:
             target = self._func_stack[-1].hot_calls if self._func_stack else self.module_hot_calls
             target.update(calls)
