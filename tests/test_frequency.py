@@ -241,3 +241,26 @@ def test_set_up_callee_called_elsewhere_is_not_once():
 def test_set_up_code_is_hidden_by_default():
     shown = {f.line for f in lint_source(textwrap.dedent(TRAINING_FUNCTION), "train.py", Config())}
     assert shown == {line for line, freq in _by_marker(TRAINING_FUNCTION).items() if freq == "every-step"}
+
+
+def test_hot_only_rules_outside_hot_code_are_labelled_not_hot():
+    src = textwrap.dedent('''
+    import torch
+
+
+    def util(x):
+        torch.cuda.synchronize()
+
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.cuda.synchronize()
+
+        def forward(self, x):
+            torch.cuda.synchronize()
+            return x
+    ''')
+    got = {f.line: f.frequency for f in lint_source(src, "m.py", Config(include_cold=True))}
+    assert got == {6: "not-hot", 12: "once", 15: "every-step"}
+    assert {f.line for f in lint_source(src, "m.py", Config())} == {15}

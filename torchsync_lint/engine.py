@@ -30,7 +30,7 @@ from torchsync_lint.finding import FileError, Finding, LintResult
 from torchsync_lint.inference.context import FileContext
 from torchsync_lint.inference.evaluate import Evaluator
 from torchsync_lint.inference.hotness import CallGraph, FileSummary, summarise
-from torchsync_lint.inference.frequency import EVERY_STEP, ONCE, TEST, combine, settle
+from torchsync_lint.inference.frequency import EVERY_STEP, NOT_HOT, ONCE, TEST, combine, settle
 from torchsync_lint.inference.index import FileIndex, FunctionInfo
 from torchsync_lint.inference.interface import extract as extract_interface
 from torchsync_lint.inference.values import Value
@@ -536,9 +536,10 @@ def classify(findings_reports: Iterable[FileReport], graph: CallGraph, include_c
                 freq = TEST
             elif finding.temperature == "cold" or (finding.temperature == "unknown" and graph.runs_once(finding.function)):
                 freq = combine(ONCE, freq)
+            if freq == EVERY_STEP and finding.temperature != "hot" and rep.hot_only.get(finding.code, False):
+                freq = NOT_HOT  # a hot-only rule outside hot code: labelled where --include-cold shows it
             finding.frequency = freq
-            shown = freq == EVERY_STEP and (
-                finding.temperature == "hot" or not rep.hot_only.get(finding.code, False))
+            shown = freq == EVERY_STEP
             if shown or include_cold:
                 out.append(finding)
             elif hidden is not None:

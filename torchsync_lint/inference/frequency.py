@@ -39,7 +39,10 @@ TEST = "test"
 # Code outside the training loop of the function that holds it: once per call of that function,
 # which is once unless the function runs every step (decided by the engine, across files).
 SETUP = "set-up"
-CLASSES = (EVERY_STEP, PERIODIC, ONCE, ERROR_PATH, TEST)
+# A finding of a hot-only rule (``Rule.hot_only``) in code not known to be hot: costly only if it
+# runs every step, which nothing shows; shown, so labelled, with --include-cold.
+NOT_HOT = "not-hot"
+CLASSES = (EVERY_STEP, PERIODIC, ONCE, ERROR_PATH, TEST, NOT_HOT)
 _RANK = {EVERY_STEP: 0, PERIODIC: 1, SETUP: 2, ONCE: 2, ERROR_PATH: 3}
 # Decorators that memoise a function: its body runs once per argument set (per instance).
 CACHING_DECORATORS = frozenset(("functools.cache", "functools.lru_cache", "functools.cached_property"))
