@@ -15,7 +15,10 @@ lints them (same cache). Each sampled finding is judged:
    case). A statement that synced at least once per run of its phase runs *every call*: the label
    ``every-step`` is right, ``once`` / ``periodic`` / ``error-path`` wrong. One that synced fewer
    times than its phase ran, in every phase it synced in, does not run every call: then
-   ``every-step`` is wrong and the others right.
+   ``every-step`` is wrong and the others right. The counts cannot tell for a statement of a
+   function that itself loops over steps (a loop calling ``.step()`` / ``.backward()``: a
+   training loop, a sampler's denoising loop) and lies outside that loop: one phase run is many
+   steps there, and the statement runs once per run. Those go to the hand verdicts.
 2. **by hand** otherwise (the statement did not sync, or did not run, under the workloads):
    bench/data/frequency-judged.json gives, per finding (package, file, line, code), the class a
    reader found the line to have, with the reason; the label is right when it is that class. A
@@ -38,6 +41,7 @@ Writes bench/results/frequency-sample.json and prints the summary.
 from __future__ import annotations
 
 import argparse
+import ast
 import collections
 import hashlib
 import json
@@ -85,6 +89,33 @@ def gpu_counts(data: dict, smap: "sc.StatementMap", modules: List[str]) -> Dict[
             key = (model, ev["phase"])
             per[s][key] = max(per[s].get(key, 0), ev["count"])
     return {s: [(c, phase_runs(data, k[1])) for k, c in d.items()] for s, d in per.items()}
+
+
+def around_step_loop(root: str, rel: str, line: int, _cache: Dict[str, ast.Module] = {}) -> bool:
+    """The line lies in a function with a loop that calls ``.step()`` / ``.backward()``, outside
+    every such loop (read with ``ast``, independently of the linter)."""
+    path = os.path.join(root, rel)
+    if path not in _cache:
+        with open(path, encoding="utf-8") as fh:
+            _cache[path] = ast.parse(fh.read())
+    func = None
+    stack = [_cache[path]]
+    while stack:
+        node = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if getattr(child, "lineno", None) is not None and child.lineno <= line <= (child.end_lineno or child.lineno):
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    func = child
+                stack.append(child)
+    if func is None:
+        return False
+
+    def steps(loop):
+        return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("step", "backward")
+                   for n in ast.walk(loop))
+
+    loops = [n for n in ast.walk(func) if isinstance(n, (ast.For, ast.While)) and steps(n)]
+    return bool(loops) and not any(lp.lineno <= line <= (lp.end_lineno or lp.lineno) for lp in loops)
 
 
 def gpu_verdict(label: str, counts: List[Tuple[int, int]]) -> Optional[bool]:
@@ -153,6 +184,8 @@ def main(argv=None) -> int:
         s = smap.stmt(it["rel"], it["line"])
         c = counts.get(s, []) if s else []
         verdict, how = gpu_verdict(it["frequency"], c), "gpu"
+        if verdict is not None and around_step_loop(root, it["rel"], it["line"]):
+            verdict = None  # one phase run holds many steps: the counts cannot tell
         hand = judged.get(finding_key(it))
         if verdict is None and hand is not None and it["frequency"] != "not-hot":
             verdict, how = hand["class"] == it["frequency"], "hand"

@@ -264,3 +264,60 @@ def test_hot_only_rules_outside_hot_code_are_labelled_not_hot():
     got = {f.line: f.frequency for f in lint_source(src, "m.py", Config(include_cold=True))}
     assert got == {6: "not-hot", 12: "once", 15: "every-step"}
     assert {f.line for f in lint_source(src, "m.py", Config())} == {15}
+
+
+def test_branches_that_warn_are_error_paths():
+    _check('''
+    import warnings
+
+    import torch
+
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            if x.shape[0] > 8:
+                warnings.warn(f"large batch {x.sum().item()}")  # error-path
+            if x.shape[1] > 4:
+                self.logger.warning("wide input")
+                x.max().item()                      # error-path
+            if x.shape[1] > 2:
+                self.logger.info("ok")
+                x.min().item()                      # every-step
+            return x
+    ''')
+
+
+def test_what_only_set_up_code_calls_by_method_name_runs_once():
+    """A method called on a receiver of unknown class (`self.scheduler.reset(...)`) from set-up
+    code only runs once, with what it calls; one call of that name inside a loop keeps it."""
+    _check('''
+    import torch
+
+
+    class Schedule:
+        def reset(self, n):
+            self.scale = self._table(n)
+
+        def _table(self, n):
+            return n.max().item()                           # once
+
+        def advance(self, x):
+            return x.sum().item()                           # every-step
+
+
+    def sample(model, schedule, x, opt):
+        schedule.reset(10)
+        for t in range(10):
+            x = model(x)
+            y = schedule.advance(x)
+            opt.step()
+        return x
+
+
+    class Builder:
+        def __init__(self, w):
+            self.w = self._norm(w)
+
+        def _norm(self, w):
+            return w.norm().item()                          # once
+    ''')

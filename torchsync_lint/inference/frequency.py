@@ -7,7 +7,7 @@ the class of the innermost such block (the branch's test itself still runs every
 default report shows the every-step ones.
 
 Classes, most specific wins: ``error-path`` (``except`` handlers, branches ending in ``raise``,
-``assert`` messages), ``once`` (first-call caching: ``if X is None:`` that assigns X,
+branches that warn (``warnings.warn``, ``logger.warning``/``error``), ``assert`` messages), ``once`` (first-call caching: ``if X is None:`` that assigns X,
 ``if not hasattr(obj, "a"):``, ``if k not in cache:`` that stores ``cache[k]``; first-iteration
 flags: ``if first:`` whose branch or enclosing loop sets ``first = False``, ``if not done:`` that
 sets it True, ``if i == 0:`` on a loop's counter; the body of a ``functools.cache``/``lru_cache``/
@@ -236,6 +236,23 @@ def caches_result(node: cst.FunctionDef, qualify) -> bool:
     return False
 
 
+# Calls that report a problem: a branch that makes one runs when something is off (an error path).
+_WARNING_CALLS = frozenset(("warn", "warning", "error", "critical", "exception"))
+
+
+def _warns(body: cst.BaseSuite) -> bool:
+    """One of the block's own statements is ``warnings.warn(...)`` / ``logger.warning(...)``..."""
+    stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
+    for st in stmts:
+        small = st.body if isinstance(st, cst.SimpleStatementLine) else [st] if isinstance(st, cst.BaseSmallStatement) else []
+        for sm in small:
+            call = sm.value if isinstance(sm, cst.Expr) else None
+            if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                    and call.func.attr.value in _WARNING_CALLS and isinstance(call.func.value, (cst.Name, cst.Attribute))):
+                return True
+    return False
+
+
 def _ends_in_raise(body: cst.BaseSuite) -> bool:
     stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
     if not stmts:
@@ -261,7 +278,7 @@ class FrequencyTracker:
 
     def enter_if(self, node: cst.If) -> None:
         cls = None
-        if _ends_in_raise(node.body):
+        if _ends_in_raise(node.body) or _warns(node.body):
             cls = ERROR_PATH
         elif _first_call_cache(node.test, node.body) or _first_iteration(
                 node.test, node.body, self._loops[-1], self._frames[-1][1] if self._frames else {}):

@@ -7,9 +7,10 @@ methods, base classes, ``self.<attr>.method()`` where the attribute's class is k
 re-exports in ``__init__`` files) is hot too.
 
 Functions that run once (``runs_once``): those called from the set-up code of a function holding a
-training loop (before or after the loop: building, evaluating, plotting, reporting), when every
-caller the project knows calls them from such code, from another function that runs once, or from
-a set-up method (``__init__``...), and nothing hot reaches them.
+training loop (before or after the loop: building, evaluating, plotting, reporting) or from a
+set-up method (``__init__``...), when every caller the project knows calls them from such code,
+from another function that runs once, or from a set-up method, and nothing hot reaches them. A
+method called on a receiver of unknown class counts every call of its name as a caller.
 """
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ class FileSummary:
     aliases: Dict[str, str] = field(default_factory=dict)  # the module's import table (re-exports)
     # key of a function holding a training loop -> callees it calls outside every loop
     setup_calls: Dict[str, Set[str]] = field(default_factory=dict)
+    # method names called on any receiver: key -> names called outside every loop of a function
+    # holding a training loop (set-up); key -> every other name a function calls
+    setup_methods: Dict[str, Set[str]] = field(default_factory=dict)
+    other_methods: Dict[str, Set[str]] = field(default_factory=dict)
 
 
 def summarise(index: FileIndex) -> FileSummary:
@@ -44,6 +49,13 @@ def summarise(index: FileIndex) -> FileSummary:
         s.loop_calls.update(f.hot_calls)
         if f.hot_loops and f.calls - f.looped_calls:
             s.setup_calls[key] = set(f.calls - f.looped_calls)
+        if f.hot_loops:
+            if f.method_names:
+                s.setup_methods[key] = set(f.method_names)
+            if f.looped_method_names:
+                s.other_methods[key] = set(f.looped_method_names)
+        elif f.method_names or f.looped_method_names:
+            s.other_methods[key] = f.method_names | f.looped_method_names
         if f.is_method and (f.name == "forward" or (f.name == "__call__" and f.cls.is_module)):
             s.roots.add(key)
         if f.name in STEP_HOOKS:
@@ -77,6 +89,8 @@ class CallGraph:
         self.attr_classes: Dict[str, Dict[str, str]] = {}
         self.aliases: Dict[str, Dict[str, str]] = {}
         self.setup_calls: Dict[str, Set[str]] = {}
+        self.setup_methods: Dict[str, Set[str]] = {}
+        self.other_methods: Dict[str, Set[str]] = {}
         self.names: Dict[str, str] = {}
         hot_names = set(hot_names)
         loop_calls: Set[str] = set()
@@ -88,6 +102,8 @@ class CallGraph:
             self.attr_classes.update(s.attr_classes)
             self.aliases[s.module] = s.aliases
             self.setup_calls.update(s.setup_calls)
+            self.setup_methods.update(s.setup_methods)
+            self.other_methods.update(s.other_methods)
             self.names.update(s.names)
             for key, name in s.names.items():
                 if names_function(key, name, hot_names):
@@ -163,6 +179,10 @@ class CallGraph:
         return key in self._once
 
     def _find_once(self) -> Set[str]:
+        """Fixpoint over the call graph. Edges: resolved calls, and calls of a method by its name
+        on a receiver of unknown class (``self.scheduler.set_timesteps(...)``, ``s.set_timesteps``)
+        to every project method of that name. A function runs once when it has a caller and every
+        caller calls it from set-up code, from a set-up method (``__init__``...) or is once itself."""
         hot = self.hot()
         callers: Dict[str, List[tuple]] = {}  # callee -> [(caller, called from set-up code)]
         for caller, callees in self.functions.items():
@@ -171,18 +191,44 @@ class CallGraph:
                 r = self.resolve(c)
                 if r is not None and r != caller:
                     callers.setdefault(r, []).append((caller, c in setup and caller not in hot))
+        by_name: Dict[str, List[str]] = {}  # method name -> project methods of that name
+        for key, name in self.names.items():
+            if "." in key and not name.startswith("__"):
+                by_name.setdefault(name, []).append(key)
+        name_callers: Dict[str, List[tuple]] = {}  # method name -> [(caller, from set-up code)]
+        for caller, names in self.setup_methods.items():
+            for n in names & by_name.keys():
+                name_callers.setdefault(n, []).append((caller, caller not in hot))
+        for caller, names in self.other_methods.items():
+            for n in names & by_name.keys():
+                name_callers.setdefault(n, []).append((caller, False))
+
+        def cold(key: str) -> bool:
+            return self.names.get(key) in COLD_METHODS
+
+        todo: Set[str] = set()
+        for caller, calls in self.setup_calls.items():
+            if caller not in hot:
+                todo.update(r for r in (self.resolve(c) for c in calls) if r is not None)
+        for caller, names in self.setup_methods.items():
+            if caller not in hot:
+                for n in names:
+                    todo.update(by_name.get(n, ()))
+        for key, callees in self.functions.items():
+            if cold(key) and key not in hot:  # what set-up methods call
+                todo.update(r for r in (self.resolve(c) for c in callees) if r is not None)
         once: Set[str] = set()
-        todo = {r for caller, calls in self.setup_calls.items() if caller not in hot
-                for r in (self.resolve(c) for c in calls) if r is not None}
         changed = True
         while changed:
             changed = False
             for g in sorted(todo - once):
-                if g in hot:
+                if g in hot or cold(g):
                     continue
-                if all(setup or caller in once or self.names.get(caller) in COLD_METHODS
-                       for caller, setup in callers.get(g, ())):
+                edges = callers.get(g, []) + name_callers.get(self.names.get(g, ""), [])
+                if edges and all(setup or caller in once or cold(caller) for caller, setup in edges):
                     once.add(g)
                     changed = True
                     todo.update(r for r in (self.resolve(c) for c in self.functions.get(g, ())) if r is not None)
+                    for n in self.other_methods.get(g, ()):
+                        todo.update(by_name.get(n, ()))
         return once

@@ -75,6 +75,9 @@ class FunctionInfo:
     hot_calls: Set[str] = field(default_factory=set)  # callees called inside a hot loop
     hot_loops: Set[int] = field(default_factory=set)  # id() of loops that contain a training step
     looped_calls: Set[str] = field(default_factory=set)  # callees called inside any loop
+    # names of methods called on any receiver (``x.set_timesteps(...)``), outside every loop / in one
+    method_names: Set[str] = field(default_factory=set)
+    looped_method_names: Set[str] = field(default_factory=set)
     # name.append(v) / name.insert(i, v) on a local name: what a list built empty comes to hold
     appends: Dict[str, List[cst.BaseExpression]] = field(default_factory=dict)
 
@@ -320,6 +323,8 @@ class FileIndex(cst.CSTVisitor):
             self._class_stack[-1].buffers.add(node.args[0].value.evaluated_value)
         key = self.callee_key(func)
         caller = self._func_stack[-1] if self._func_stack else None
+        if caller is not None and isinstance(func, cst.Attribute):
+            (caller.looped_method_names if self._loop_stack else caller.method_names).add(func.attr.value)
         if key is not None:
             if key.startswith("torch."):
                 self.torch_calls.setdefault(key, []).append(node)

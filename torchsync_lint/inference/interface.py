@@ -124,6 +124,8 @@ def summary_to_data(s: FileSummary) -> dict:
         "attr_classes": s.attr_classes,
         "aliases": s.aliases,
         "setup_calls": {k: sorted(v) for k, v in s.setup_calls.items()},
+        "setup_methods": {k: sorted(v) for k, v in s.setup_methods.items()},
+        "other_methods": {k: sorted(v) for k, v in s.other_methods.items()},
     }
 
 
@@ -138,4 +140,6 @@ def summary_from_data(d: dict) -> FileSummary:
         attr_classes={k: dict(v) for k, v in d["attr_classes"].items()},
         aliases=dict(d["aliases"]),
         setup_calls={k: set(v) for k, v in d.get("setup_calls", {}).items()},
+        setup_methods={k: set(v) for k, v in d.get("setup_methods", {}).items()},
+        other_methods={k: set(v) for k, v in d.get("other_methods", {}).items()},
     )
