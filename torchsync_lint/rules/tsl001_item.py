@@ -3,10 +3,10 @@
 import libcst as cst
 
 from torchsync_lint.inference.values import TENSOR, UNKNOWN
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 
 
-# The Tensor method this rule reports (read by catalog.claims, checked against the catalog).
+# The Tensor method this rule reports (read by rules.claims, checked against the catalog).
 METHODS = frozenset(("item",))
 
 class ItemCall(Rule):

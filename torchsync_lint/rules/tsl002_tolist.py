@@ -2,10 +2,10 @@
 
 import libcst as cst
 
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 
 
-# The Tensor method this rule reports (read by catalog.claims, checked against the catalog).
+# The Tensor method this rule reports (read by rules.claims, checked against the catalog).
 METHODS = frozenset(("tolist",))
 
 class TolistCall(Rule):

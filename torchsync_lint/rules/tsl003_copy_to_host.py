@@ -3,12 +3,12 @@
 import libcst as cst
 
 from torchsync_lint.inference.values import CPU, TENSOR, UNKNOWN
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._common import arg, is_true, non_blocking
 
 
-# The Tensor methods this rule reports, each only with a host destination (read by catalog.claims).
-# (not ``*_METHODS``: catalog.claims reads those as method names that must all be in the catalog)
+# The Tensor methods this rule reports, each only with a host destination (read by rules.claims).
+# (not ``*_METHODS``: rules.claims reads those as method names that must all be in the catalog)
 HOST_COPIES = frozenset("torch.Tensor." + m for m in ("cpu", "to", "numpy", "copy_"))
 _COPY_METHODS = frozenset(q.rsplit(".", 1)[1] for q in HOST_COPIES)
 SYNC_CONDITION = "only when the destination is the host: `.cpu()`, `.to('cpu')`, `.numpy(force=True)`, `host.copy_(gpu)`"

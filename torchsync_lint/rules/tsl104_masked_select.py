@@ -2,7 +2,7 @@
 
 import libcst as cst
 
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._common import arg, may_be_on_gpu
 
 # The sync-free alternatives the message names: catalog entry -> the measured variant that did not
@@ -12,7 +12,7 @@ SYNC_FREE = {
 }
 
 
-# The calls this rule reports (read by catalog.claims, checked against the catalog).
+# The calls this rule reports (read by rules.claims, checked against the catalog).
 FUNCTIONS = frozenset(("torch.masked_select", "torch.Tensor.masked_select"))
 
 class MaskedSelect(Rule):

@@ -2,7 +2,7 @@
 
 import libcst as cst
 
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._common import arg, may_be_on_gpu
 
 # The sync-free alternatives the message names: catalog entry -> the measured variant that did not
@@ -13,7 +13,7 @@ SYNC_FREE = {
 }
 
 
-# The calls this rule reports (read by catalog.claims, checked against the catalog).
+# The calls this rule reports (read by rules.claims, checked against the catalog).
 FUNCTIONS = frozenset(("torch.bincount", "torch.Tensor.bincount"))
 
 class Bincount(Rule):

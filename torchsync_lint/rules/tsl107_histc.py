@@ -4,7 +4,7 @@ from typing import Optional
 
 import libcst as cst
 
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._common import arg, may_be_on_gpu, number_literal
 
 # The sync-free alternatives the message names: catalog entry -> the measured variant that did not
@@ -14,7 +14,7 @@ SYNC_FREE = {
 }
 
 
-# The calls this rule reports (read by catalog.claims, checked against the catalog).
+# The calls this rule reports (read by rules.claims, checked against the catalog).
 FUNCTIONS = frozenset(("torch.histc", "torch.Tensor.histc"))
 SYNC_CONDITION = "only without distinct literal `min=`/`max=` bounds (the range is read from the data)"
 

@@ -3,7 +3,7 @@
 import libcst as cst
 
 from torchsync_lint.inference.index import FunctionInfo
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 
 # Decorators that compile a function to TorchScript: its body runs in the TorchScript interpreter.
 _SCRIPT_DECORATORS = frozenset(("torch.jit.script",))

@@ -8,7 +8,7 @@ from torchsync_lint.inference.index import ClassInfo, FunctionInfo, any_base
 from torchsync_lint.inference.names import dotted
 from torchsync_lint.inference.switches import validation_off
 from torchsync_lint.inference.values import CPU, NUMBER, TENSOR
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules import _fixes as fx
 from torchsync_lint.rules._common import arg, is_false
 

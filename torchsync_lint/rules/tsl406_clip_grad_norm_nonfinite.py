@@ -2,7 +2,7 @@
 
 import libcst as cst
 
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._common import arg, is_true
 
 # Position of `error_if_nonfinite` among the positional parameters.
@@ -14,7 +14,7 @@ FLAG_POSITION = {
 PREFIXES = ("torch.nn.utils.", "torch.nn.utils.clip_grad.")
 
 
-# The calls this rule reports (read by catalog.claims).
+# The calls this rule reports (read by rules.claims).
 FUNCTIONS = frozenset(p + n for p in PREFIXES for n in FLAG_POSITION)
 SYNC_CONDITION = "only with `error_if_nonfinite=True`"
 

@@ -4,9 +4,9 @@ import libcst as cst
 
 from torchsync_lint import catalog
 from torchsync_lint.inference.values import CPU, GRAD_SCALER
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 
-# GradScaler methods this rule reports on a CUDA scaler (read by catalog.claims). `step` reads
+# GradScaler methods this rule reports on a CUDA scaler (read by rules.claims). `step` reads
 # found_inf (tests/truth optim-01); the others are reported once the catalog measures them to sync
 # (`torch.amp.GradScaler.state_dict` reads the scale and growth tracker with `.item()`).
 SCALER_CALLS = frozenset(("torch.amp.GradScaler.step", "torch.amp.GradScaler.state_dict"))
