@@ -321,3 +321,30 @@ def test_what_only_set_up_code_calls_by_method_name_runs_once():
         def _norm(self, w):
             return w.norm().item()                          # once
     ''')
+
+
+def test_what_an_epoch_loop_calls_outside_its_step_loop_is_periodic_and_not_hot():
+    src = '''
+    import torch
+
+
+    def validate(model, x):
+        return model(x).mean().item()               # periodic
+
+
+    def step_metric(x):
+        return x.max().item()                       # every-step
+
+
+    def fit(model, loader, opt, x0, epochs):
+        for epoch in range(epochs):
+            for x in loader:
+                loss = model(x).sum()
+                step_metric(loss)
+                loss.backward()
+                opt.step()
+            validate(model, x0)
+    '''
+    _check(src)
+    temps = {f.line: f.temperature for f in lint_source(textwrap.dedent(src), "train.py", Config(include_cold=True))}
+    assert temps[6] == "unknown" and temps[10] == "hot"

@@ -39,8 +39,10 @@ def classify(findings_reports: Iterable[FileReport], graph: CallGraph, include_c
             freq = settle(freq, hot_function)
             if test_file:
                 freq = TEST
-            elif finding.temperature == "cold" or (finding.temperature == "unknown" and graph.runs_once(finding.function)):
+            elif finding.temperature == "cold":
                 freq = combine(ONCE, freq)
+            elif finding.temperature == "unknown" and graph.runs_once(finding.function):
+                freq = combine(graph.runs_once(finding.function), freq)
             if freq == EVERY_STEP and finding.temperature != "hot" and rep.hot_only.get(finding.code, False):
                 freq = NOT_HOT  # a hot-only rule outside hot code: labelled where --include-cold shows it
             finding.frequency = freq
