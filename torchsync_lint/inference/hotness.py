@@ -40,13 +40,19 @@ class FileSummary:
     # method names called on any receiver: key -> names called outside every loop of a function
     # holding a training loop (set-up); key -> every other name a function calls
     setup_methods: Dict[str, Set[str]] = field(default_factory=dict)
-    other_methods: Dict[str, Set[str]] = field(default_factory=dict)
+    other_methods: Dict[str, Set[str]] = field(default_factory=dict)  # called in a loop (or a step loop)
+    plain_methods: Dict[str, Set[str]] = field(default_factory=dict)  # outside loops, no training loop there
     # the same, called in an epoch loop outside its step loop: once per epoch (periodic)
     epoch_calls: Dict[str, Set[str]] = field(default_factory=dict)
     epoch_methods: Dict[str, Set[str]] = field(default_factory=dict)
 
 
 _BUILTIN_METHODS = frozenset(n for t in (list, dict, set, str, bytes, tuple) for n in dir(t))
+
+
+# A by-name call in straight-line code of a function whose frequency is unknown: it may not even
+# reach this method (any class's method of that name matches); it does not rule "once" out.
+WEAK = "weak"
 
 
 def _named(names) -> Set[str]:
@@ -97,9 +103,11 @@ def summarise(index: FileIndex) -> FileSummary:
         epoch_only = _split_calls(s, key, f) if f.hot_loops else set()
         s.loop_calls.update(f.hot_calls - epoch_only)
         if not f.hot_loops:
-            named = _named(f.method_names | f.looped_method_names)
-            if named:
-                s.other_methods[key] = named
+            plain, looped = _named(f.method_names), _named(f.looped_method_names)
+            if plain:
+                s.plain_methods[key] = plain
+            if looped:
+                s.other_methods[key] = looped
         if f.is_method and (f.name == "forward" or (f.name == "__call__" and f.cls.is_module)):
             s.roots.add(key)
         if f.name in STEP_HOOKS:
@@ -135,6 +143,7 @@ class CallGraph:
         self.setup_calls: Dict[str, Set[str]] = {}
         self.setup_methods: Dict[str, Set[str]] = {}
         self.other_methods: Dict[str, Set[str]] = {}
+        self.plain_methods: Dict[str, Set[str]] = {}
         self.epoch_calls: Dict[str, Set[str]] = {}
         self.epoch_methods: Dict[str, Set[str]] = {}
         self.names: Dict[str, str] = {}
@@ -150,6 +159,7 @@ class CallGraph:
             self.setup_calls.update(s.setup_calls)
             self.setup_methods.update(s.setup_methods)
             self.other_methods.update(s.other_methods)
+            self.plain_methods.update(s.plain_methods)
             self.epoch_calls.update(s.epoch_calls)
             self.epoch_methods.update(s.epoch_methods)
             self.names.update(s.names)
@@ -231,9 +241,10 @@ class CallGraph:
     def _find_once(self) -> Dict[str, str]:
         """Fixpoint over the call graph. Edges: resolved calls, and calls of a method by its name
         on a receiver of unknown class (``self.scheduler.set_timesteps(...)``, ``s.set_timesteps``)
-        to every project method of that name. A function runs once when it has a caller and every
-        caller calls it from set-up code, from a set-up method (``__init__``...) or runs once
-        itself; periodically when one of those is an epoch loop's call or a periodic function."""
+        to every project method of that name. A function runs once when some caller calls it from
+        set-up code, from a set-up method (``__init__``...) or runs once itself, and every other
+        caller does too, or (by name only) calls it in straight-line code of a function not known
+        to run every step; periodically when one of those is an epoch loop's call."""
         hot = self.hot()
         callers: Dict[str, List[tuple]] = {}  # callee -> [(caller, ONCE / PERIODIC / None)]
         for caller, callees in self.functions.items():
@@ -248,7 +259,8 @@ class CallGraph:
             if not name.startswith("__"):
                 by_name.setdefault(name, []).append(key)
         name_callers: Dict[str, List[tuple]] = {}
-        for table, kind in ((self.setup_methods, ONCE), (self.epoch_methods, PERIODIC), (self.other_methods, None)):
+        for table, kind in ((self.setup_methods, ONCE), (self.epoch_methods, PERIODIC), (self.other_methods, None),
+                            (self.plain_methods, WEAK)):
             for caller, names in table.items():
                 for n in names & by_name.keys():
                     name_callers.setdefault(n, []).append((caller, kind if caller not in hot else None))
@@ -277,11 +289,12 @@ class CallGraph:
                 if g in hot or cold(g):
                     continue
                 edges = callers.get(g, []) + name_callers.get(self.names.get(g, ""), [])
-                kinds = [kind or once.get(caller) or (ONCE if cold(caller) else None) for caller, kind in edges]
-                if edges and all(kinds):
+                kinds = [(kind if kind != WEAK else None) or once.get(caller) or (ONCE if cold(caller) else None)
+                         or (WEAK if kind == WEAK else None) for caller, kind in edges]
+                if all(kinds) and (ONCE in kinds or PERIODIC in kinds):
                     once[g] = PERIODIC if PERIODIC in kinds else ONCE
                     changed = True
                     todo.update(r for r in (self.resolve(c) for c in self.functions.get(g, ())) if r is not None)
-                    for n in self.other_methods.get(g, set()) | self.setup_methods.get(g, set()):
+                    for n in self.other_methods.get(g, set()) | self.plain_methods.get(g, set()):
                         todo.update(by_name.get(n, ()))
         return once

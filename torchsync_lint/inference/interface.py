@@ -126,6 +126,7 @@ def summary_to_data(s: FileSummary) -> dict:
         "setup_calls": {k: sorted(v) for k, v in s.setup_calls.items()},
         "setup_methods": {k: sorted(v) for k, v in s.setup_methods.items()},
         "other_methods": {k: sorted(v) for k, v in s.other_methods.items()},
+        "plain_methods": {k: sorted(v) for k, v in s.plain_methods.items()},
         "epoch_calls": {k: sorted(v) for k, v in s.epoch_calls.items()},
         "epoch_methods": {k: sorted(v) for k, v in s.epoch_methods.items()},
     }
@@ -144,6 +145,7 @@ def summary_from_data(d: dict) -> FileSummary:
         setup_calls={k: set(v) for k, v in d.get("setup_calls", {}).items()},
         setup_methods={k: set(v) for k, v in d.get("setup_methods", {}).items()},
         other_methods={k: set(v) for k, v in d.get("other_methods", {}).items()},
+        plain_methods={k: set(v) for k, v in d.get("plain_methods", {}).items()},
         epoch_calls={k: set(v) for k, v in d.get("epoch_calls", {}).items()},
         epoch_methods={k: set(v) for k, v in d.get("epoch_methods", {}).items()},
     )
