@@ -23,7 +23,7 @@ def cli_verify(args, config, result, note: Callable[[str], None]) -> Optional[in
         return EXIT_UNAVAILABLE
     linted = [p for p, _ in iter_python_files(args.paths, config)]
     opts = VerifyOptions(mode=mode_of(args), entries=list(args.verify_entry), fixes=args.verify_fixes,
-                         timeout=args.verify_timeout)
+                         timeout=args.verify_timeout, inputs=getattr(args, "verify_inputs", None))
     try:
         report = run_verify(result.findings, opts, linted, config.hot_functions, on_note=note)
     except VerifyUnavailable as exc:
