@@ -110,11 +110,11 @@ def _tensor(torch, t) -> dict:
             return out
         d = t.detach()
         if d.numel() <= SMALL:
-            out["values"] = d.cpu().tolist()
+            out["values"] = d.cpu().tolist()  # noqa: TSL003 - once per function, with the guard suspended
         elif d.dtype == torch.bool:
-            out["true_share"] = round(float(d.float().mean().item()), 4)
+            out["true_share"] = round(float(d.float().mean().item()), 4)  # noqa: TSL001 - once, suspended
         elif not d.dtype.is_floating_point and not d.dtype.is_complex and d.numel():
-            out["min"], out["max"] = int(d.min().item()), int(d.max().item())
+            out["min"], out["max"] = int(d.min().item()), int(d.max().item())  # noqa: TSL001 - once, suspended
     except Exception:  # noqa: BLE001 - a description is best effort
         pass
     return out
