@@ -10,7 +10,7 @@ import pytest
 from torchsync_lint.finding import Finding
 from torchsync_lint.verify.snippet import extract_file
 from torchsync_lint.verify.status import Evidence, decide, definite, summary_line
-from torchsync_lint import trace_cli
+from torchsync_lint.cli import trace as trace_cli
 
 SOURCE = textwrap.dedent("""\
     import torch
@@ -88,7 +88,7 @@ def test_provenance_in_records_and_summary():
 
 
 def test_every_output_format_says_guessed(tmp_path, capsys):
-    from torchsync_lint.output import render
+    from torchsync_lint.cli.output import render
 
     f = Finding("m.py", 6, 1, 6, 5, "TSL101", "n", "m")
     f.verify = decide(Evidence(mode="snippet", timing_syncs=1, ran=True, guessed=["device"]))

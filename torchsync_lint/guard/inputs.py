@@ -236,16 +236,29 @@ class InputRecorder:
 
 
 def targets_for(paths: Iterable[str]) -> Dict[str, List[int]]:
-    """Finding lines per file of ``paths`` (the static linter, cold code included)."""
+    """Finding lines per Python file of ``paths`` (each file checked alone, cold code included)."""
+    from torchsync_lint.check.lint_source import lint_source
     from torchsync_lint.config import Config
-    from torchsync_lint.engine import lint_paths
 
-    paths = [p for p in dict.fromkeys(paths) if p and os.path.exists(p)]
-    if not paths:
-        return {}
+    files: List[str] = []
+    for p in dict.fromkeys(paths):
+        if p and os.path.isdir(p):
+            for root, dirs, names in os.walk(p):
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
+                files += [os.path.join(root, n) for n in sorted(names) if n.endswith(".py")]
+        elif p and os.path.isfile(p):
+            files.append(p)
+    config = Config(include_cold=True)
     out: Dict[str, List[int]] = {}
-    for f in lint_paths(paths, Config(include_cold=True)).findings:
-        out.setdefault(os.path.realpath(f.path), []).append(f.line)
+    for path in files:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                source = fh.read()
+            found = lint_source(source, path, config)
+        except Exception:  # noqa: BLE001 - a file that does not check holds no target
+            continue
+        if found:
+            out[os.path.realpath(path)] = sorted({f.line for f in found})
     return out
 
 
