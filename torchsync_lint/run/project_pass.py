@@ -76,9 +76,11 @@ def interface_for_file(path: str, module: str, cache_dir: Optional[str]) -> Opti
     return report.interface
 
 
-def store_interfaces(reports: List[FileReport], cache_dir: str) -> None:
-    """What the flake8 plugin reads for the files it does not see (``run.ondemand``)."""
+def store_interfaces(reports: List[FileReport], cache_dir: str) -> Dict[str, str]:
+    """What the flake8 plugin reads for the files it does not see (``run.ondemand``); returns
+    path -> the key each interface is stored under (for ``project_index``)."""
     store = ReportCache(cache_dir)
+    keys: Dict[str, str] = {}
     for r in reports:
         if r.error is not None:
             continue
@@ -91,6 +93,14 @@ def store_interfaces(reports: List[FileReport], cache_dir: str) -> None:
         k = _interface_key(data, r.path, module)
         if store.get(k) != {"interface": r.interface}:
             store.put(k, {"interface": r.interface})
+        keys[r.path] = k
+    return keys
+
+
+def interface_from_key(k: str, cache_dir: str) -> Tuple[bool, Optional[dict]]:
+    """(found, interface) stored under ``k`` (a key ``store_interfaces`` returned)."""
+    got = ReportCache(cache_dir).get(k)
+    return (True, got.get("interface")) if got is not None else (False, None)
 
 
 # -- the second pass: files that asked other files something they can answer ----------------------

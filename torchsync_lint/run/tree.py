@@ -13,6 +13,7 @@ from torchsync_lint.config import Config
 from torchsync_lint.finding import FileError, Finding, LintResult
 from torchsync_lint.inference.hotness import CallGraph
 from torchsync_lint.run.files import iter_python_files, special
+from torchsync_lint.run import project_index
 from torchsync_lint.run.project_pass import first_pass, project_pass, store_interfaces
 
 
@@ -38,10 +39,12 @@ def lint_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None,
 
     reports = first_pass(files, options, jobs, cache_dir)
     reports = project_pass(reports, options, jobs, cache_dir)
-    if cache_dir is not None:
-        store_interfaces(reports, cache_dir)
     result.files_checked = len(files)
     graph = CallGraph((r.summary for r in reports if r.summary is not None), config.hot_functions)
+    if cache_dir is not None:
+        interface_keys = store_interfaces(reports, cache_dir)
+        if all(os.path.isdir(p) for p in paths):  # a run over folders: the project, or part of it
+            project_index.write(reports, options, graph.hot(), cache_dir, interface_keys)
     for r in reports:
         if r.error is not None:
             result.errors.append(r.error)
