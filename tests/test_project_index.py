@@ -104,3 +104,26 @@ def test_one_file_loads_only_the_interfaces_it_reaches(tmp_path, monkeypatch):
     list(TorchSyncChecker(None, leaf.read_text().splitlines(True), str(leaf)).run())
     total = len(list(root.rglob("*.py")))
     assert len(set(loaded)) < total - 1
+
+
+def test_the_cache_stays_bounded_over_edits_and_a_warm_run_still_hits(tmp_path, monkeypatch):
+    from torchsync_lint.run import cache_prune, cached_check
+
+    root = _copy("crossfile", tmp_path)
+    cache = root / ".torchsync_cache"
+    _cli(root)
+    first = cache_prune.size(str(cache))
+    stray = cache / "ab" / ("ab" + "0" * 62 + ".json")  # an entry no index lists (an older linter's)
+    stray.parent.mkdir(exist_ok=True)
+    stray.write_text('{"key": "x", "data": {}}')
+    target = root / "src" / "detkit" / "ops" / "pairs.py"
+    for i in range(4):
+        target.write_text(target.read_text() + f"\n\ndef added_{i}(x):\n    return x\n")
+        _cli(root)
+    assert not stray.exists()
+    assert cache_prune.size(str(cache))[0] <= first[0]  # one entry per file and role, edits replace
+    checked = []
+    real = cached_check.check_data
+    monkeypatch.setattr(cached_check, "check_data", lambda *a, **k: checked.append(a[1]) or real(*a, **k))
+    result = lint_paths([str(root)], Config(), jobs=1, cache_dir=str(cache))
+    assert checked == [] and result.cache_size[0] > 0

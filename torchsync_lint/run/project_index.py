@@ -85,9 +85,11 @@ def _dump(path: str, payload: dict) -> None:
 
 
 def write(reports: List[FileReport], options: Options, hot: Iterable[str], cache_dir: str,
-          interface_keys: Dict[str, str]) -> None:
-    """Keep what this run derived (see the module docstring). ``interface_keys``: path -> the
-    cache key its interface was stored under (``project_pass.store_interfaces``)."""
+          interface_keys: Dict[str, str], touched: Iterable[str] = ()) -> bool:
+    """Keep what this run derived (see the module docstring); False when a larger run's index is
+    kept instead. ``interface_keys``: path -> the cache key its interface was stored under
+    (``project_pass.store_interfaces``); ``touched``: every cache key the run read or wrote,
+    listed with the index so that ``cache_prune`` keeps them."""
     files: Dict[str, list] = {}
     summaries: Dict[str, dict] = {}
     interfaces: Dict[str, dict] = {}
@@ -111,16 +113,19 @@ def write(reports: List[FileReport], options: Options, hot: Iterable[str], cache
     index_file, graph_file = _paths(cache_dir, ident)
     old = Index.load(cache_dir, options)
     if old is not None and any(p not in files and os.path.exists(p) for p in old.files):
-        return  # a run over part of an indexed project keeps the whole project's index
+        return False  # a run over part of an indexed project keeps the whole project's index
     project = Project(interfaces)
     calls: Dict[str, list] = {}
     for module, iface in interfaces.items():
         for key, args, kwargs in project.calls_from(iface):
             calls.setdefault(key, []).append([module, args, kwargs])
     # the cache's entry shape ({"key", "data"}): one reader, one check for a foreign or torn file
-    _dump(graph_file, {"key": ident, "data": {"format": FORMAT, "summaries": summaries}})
+    keys = sorted(set(touched) | set(interface_keys.values()))
+    _dump(graph_file, {"key": ident, "data": {"format": FORMAT, "code": code_fingerprint(), "keys": keys,
+                                              "summaries": summaries}})
     _dump(index_file, {"key": ident, "data": {"format": FORMAT, "files": files, "calls": calls, "hot": sorted(hot),
                                               "sets_default_device": project.sets_default_device}})
+    return True
 
 
 class Index:
