@@ -71,7 +71,8 @@ def build_poisson_lshape_lbfgs(torch, device):
         dy_yy = dde.grad.hessian(y, x, i=1, j=1)
         return -dy_xx - dy_yy - 1
 
-    geom = dde.geometry.Polygon([[0, 0], [1, 0], [1, -1], [-1, -1], [-1, 1], [0, 1]])
+    # the example's L-shape as a CSG difference (its Polygon needs np.cross of 2-d vectors, which NumPy 2 refuses)
+    geom = dde.geometry.Rectangle([-1, -1], [1, 1]) - dde.geometry.Rectangle([0, 0], [1, 1])
     bc = dde.icbc.DirichletBC(geom, lambda x: 0, lambda x, on_b: on_b)
     data = dde.data.PDE(geom, pde, bc, num_domain=200, num_boundary=40, num_test=100)
     net = dde.nn.FNN([2] + [32] * 3 + [1], "tanh", "Glorot uniform")

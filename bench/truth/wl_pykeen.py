@@ -212,15 +212,18 @@ def build_manual_step(torch, device):
     sampler = BernoulliNegativeSampler(mapped_triples=training.mapped_triples, num_negs_per_pos=4,
                                        filtered=True)
     loss_fn = MarginRankingLoss(margin=2.0)
-    triples = training.mapped_triples.to(device)
-    gen = torch.Generator(device=device).manual_seed(0)
+    triples = training.mapped_triples
+    gen = torch.Generator().manual_seed(0)
 
     def train():
-        idx = torch.randint(0, len(triples), (128,), device=device, generator=gen)
+        # as the sLCWA loop: batches and negatives are made on the host, the filtered ones moved to the model
+        idx = torch.randint(0, len(triples), (128,), generator=gen)
         pos = triples[idx]
         neg, mask = sampler.sample(pos)
-        if mask is not None:  # as the sLCWA loop: only the negatives that survive the filter are scored
+        if mask is not None:
             neg = neg[mask]
+            mask = mask.to(device)
+        pos, neg = pos.to(device), neg.to(device)
         pos_scores = model.score_hrt(pos)
         neg_scores = model.score_hrt(neg.view(-1, 3)).view(*neg.shape[:-1])
         loss = loss_fn.process_slcwa_scores(pos_scores, neg_scores, batch_filter=mask,
@@ -298,7 +301,7 @@ def build_negative_samplers(torch, device):
 
     training, _, _ = _factories()
     triples = training.mapped_triples
-    batch = triples[:128].to(device)
+    batch = triples[:128]  # the training loop samples negatives for host batches
     specs = {
         "basic": lambda: BasicNegativeSampler(mapped_triples=triples, num_negs_per_pos=3,
                                               corruption_scheme=("head", "relation", "tail")),
