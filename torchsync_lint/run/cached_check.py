@@ -73,7 +73,7 @@ def cached_report(path: str, options: Options, cache_dir: str, project_digest: s
 
 
 def from_cache(store: ReportCache, k: str, data: bytes, path: str,
-               project: Optional[TrackedProject] = None) -> Optional[FileReport]:
+               project: Optional[TrackedProject] = None, final: bool = False) -> Optional[FileReport]:
     """The report stored under ``k``; an entry kept with its dependencies is valid only where
     ``project`` answers them alike (without a project: read by a caller that checked otherwise)."""
     hit = store.get(k)
@@ -84,7 +84,7 @@ def from_cache(store: ReportCache, k: str, data: bytes, path: str,
             if project is not None and not project.matches(hit["deps"]):
                 return None
             hit = hit["report"]
-        report = report_data.from_json(hit, FileReport)
+        report = report_data.from_json(hit, FileReport, final)
         report.cache_key = k
         if report.findings:
             report.noqa = Suppressions(decode(data, path))

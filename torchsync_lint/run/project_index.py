@@ -189,3 +189,37 @@ class Index:
                 return json.loads(fh.read())["data"]["summaries"]
         except (OSError, ValueError, KeyError, TypeError):
             return {}
+
+
+def stored_run(files: List[str], options: Options, cache_dir: str) -> Optional[List[FileReport]]:
+    """The final reports of the run that wrote the index, when this run would repeat it: the same
+    files (absolute paths), none changed since (``Index.changed``), the same rules, hot and cold
+    names and linter code (``index_id``), every report still in the cache. None otherwise."""
+    from torchsync_lint.run.cache import ReportCache
+    from torchsync_lint.run.cached_check import from_cache
+
+    index = Index.load(cache_dir, options)
+    if index is None:
+        return None
+    full = [os.path.abspath(f) for f in files]
+    if len(set(full)) != len(index.files) or any(p not in index.files for p in full) or index.changed():
+        return None
+    store = ReportCache(cache_dir)
+    out: List[FileReport] = []
+    for path, abspath in zip(files, full):
+        k = index.files[abspath][4]
+        if k is None:
+            return None
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return None
+        report = from_cache(store, k, data, path, final=True)
+        if report is None:
+            return None
+        report.path = path
+        for f in report.findings:
+            f.path = path
+        out.append(report)
+    return out
