@@ -49,6 +49,27 @@ def index_id(options: Options) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+def selection_key(options: Options) -> str:
+    """The options as given (not resolved to rules), with the linter's code: the name of a small
+    file that says which ``index_id`` they resolve to, so a reader does not load every rule."""
+    extra = os.environ.get("TORCHSYNC_LINT_EXTRA_SYNC_CALLS", "")
+    text = json.dumps([code_fingerprint(), list(options.select), list(options.ignore), list(options.hot_functions),
+                       list(options.cold_functions), extra])
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _ident(cache_dir: str, options: Options) -> str:
+    sel = selection_key(options)
+    try:
+        with open(os.path.join(cache_dir, INDEX_DIR, f"select-{sel}.json"), "rb") as fh:
+            entry = json.loads(fh.read())
+        if entry.get("key") == sel and isinstance(entry["data"]["ident"], str):
+            return entry["data"]["ident"]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    return index_id(options)
+
+
 def _paths(cache_dir: str, ident: str) -> Tuple[str, str]:
     folder = os.path.join(cache_dir, INDEX_DIR)
     return os.path.join(folder, f"index-{ident}.json"), os.path.join(folder, f"graph-{ident}.json")
@@ -123,17 +144,22 @@ def write(reports: List[FileReport], options: Options, hot: Iterable[str], cache
     keys = sorted(set(touched) | set(interface_keys.values()))
     _dump(graph_file, {"key": ident, "data": {"format": FORMAT, "code": code_fingerprint(), "keys": keys,
                                               "summaries": summaries}})
-    _dump(index_file, {"key": ident, "data": {"format": FORMAT, "files": files, "calls": calls, "hot": sorted(hot),
+    _dump(index_file[:-5] + "-calls.json", {"key": ident, "data": {"calls": calls}})
+    _dump(index_file, {"key": ident, "data": {"format": FORMAT, "files": files, "hot": sorted(hot),
                                               "sets_default_device": project.sets_default_device}})
+    sel = selection_key(options)
+    _dump(os.path.join(cache_dir, INDEX_DIR, f"select-{sel}.json"),
+          {"key": sel, "data": {"ident": ident, "code": code_fingerprint()}})
     return True
 
 
 class Index:
     """A stored index, read for one rule selection; ``None`` from ``load`` when there is none."""
 
-    def __init__(self, data: dict, graph_file: str) -> None:
+    def __init__(self, data: dict, graph_file: str, calls_file: str = "") -> None:
         self.files: Dict[str, list] = data["files"]
-        self.calls: Dict[str, list] = data["calls"]
+        self._calls: Optional[Dict[str, list]] = data.get("calls")
+        self.calls_file = calls_file
         self.hot: List[str] = data["hot"]
         self.sets_default_device: bool = data["sets_default_device"]
         self.graph_file = graph_file
@@ -142,9 +168,21 @@ class Index:
             self.modules.setdefault(entry[3], path)
         self._changed: Optional[frozenset] = None
 
+    @property
+    def calls(self) -> Dict[str, list]:
+        """callee key -> [[calling module, args, kwargs], ...], read on first use (a file whose
+        stored report answers needs none of it)."""
+        if self._calls is None:
+            try:
+                with open(self.calls_file, "rb") as fh:
+                    self._calls = json.loads(fh.read())["data"]["calls"]
+            except (OSError, ValueError, KeyError, TypeError):
+                self._calls = {}
+        return self._calls
+
     @classmethod
     def load(cls, cache_dir: str, options: Options) -> Optional["Index"]:
-        ident = index_id(options)
+        ident = _ident(cache_dir, options)
         index_file, graph_file = _paths(cache_dir, ident)
         try:
             with open(index_file, "rb") as fh:
@@ -152,7 +190,9 @@ class Index:
             data = entry["data"]
             if entry.get("key") != ident or data.get("format") != FORMAT:
                 return None
-            return cls(data, graph_file)
+            if data.get("calls") is None and not os.path.exists(index_file[:-5] + "-calls.json"):
+                return None  # torn: the callers' table is missing
+            return cls(data, graph_file, index_file[:-5] + "-calls.json")
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
 
