@@ -117,3 +117,17 @@ def test_recorded_entries_and_their_digests():
     assert TrackedProject({"a": a, "b": b}).matches(recorded)
     assert not TrackedProject({"a": changed, "b": b}).matches(recorded)
     assert TrackedProject({"a": dict(a, values={"k": {"kind": "number"}}), "b": b}).matches(recorded)
+
+
+def test_every_project_wide_answer_is_recorded():
+    """A plain attribute ``Project`` adds later (a flag over every file) must be a recorded
+    dependency too, or a cached report would miss its change."""
+    from torchsync_lint.inference.project import Project
+    from torchsync_lint.run.tracked_project import FLAGS
+
+    public = {k for k, v in vars(Project({})).items() if not k.startswith("_") and not callable(v)}
+    assert public <= set(FLAGS)
+    p = TrackedProject({"a": {"module": "a", "validation_off": True}})
+    p.begin()
+    assert p.validation_off and not p.sets_default_device
+    assert p.end() == {("g", "validation_off"), ("g", "sets_default_device")}

@@ -105,7 +105,7 @@ class OnDemand:
                     calls.setdefault(key, []).append((args, kwargs))
 
         self.project = Project({}, loader=self._load, calls=_LazyCalls(fill),
-                               sets_default_device=index.sets_default_device)
+                               sets_default_device=index.sets_default_device, validation_off=index.validation_off)
         self.computed = 0
         self._new_summaries: Dict[str, Optional[dict]] = {}
         for path in sorted(changed):

@@ -12,6 +12,7 @@ it; ``write`` keeps it in the cache folder, one JSON file per rule selection and
   interface to learn who calls it;
 - ``hot``: the hot functions of the whole run (``inference.hotness.CallGraph.hot``);
 - ``sets_default_device``: some file moves torch's default device.
+- ``validation_off``: some file turns distribution argument validation off.
 
 The call-graph summaries of every file go to a second file (``graph-*.json``), read only when
 the checked file's own summary (or another file's) differs from the indexed one, to walk the
@@ -146,7 +147,8 @@ def write(reports: List[FileReport], options: Options, hot: Iterable[str], cache
                                               "summaries": summaries}})
     _dump(index_file[:-5] + "-calls.json", {"key": ident, "data": {"calls": calls}})
     _dump(index_file, {"key": ident, "data": {"format": FORMAT, "files": files, "hot": sorted(hot),
-                                              "sets_default_device": project.sets_default_device}})
+                                              "sets_default_device": project.sets_default_device,
+                                              "validation_off": project.validation_off}})
     sel = selection_key(options)
     _dump(os.path.join(cache_dir, INDEX_DIR, f"select-{sel}.json"),
           {"key": sel, "data": {"ident": ident, "code": code_fingerprint()}})
@@ -162,6 +164,7 @@ class Index:
         self.calls_file = calls_file
         self.hot: List[str] = data["hot"]
         self.sets_default_device: bool = data["sets_default_device"]
+        self.validation_off: bool = data.get("validation_off", False)
         self.graph_file = graph_file
         self.modules: Dict[str, str] = {}
         for path, entry in self.files.items():

@@ -8,7 +8,8 @@ A dependency is one entry a check looked up, found or not:
 - ``("m", module)``: a module's import table and module-level values (what name lookups read);
 - ``("k", key)``: the call sites other files have into a function (the caller-to-parameter table
   ``Project.param`` joins);
-- ``("d",)``: whether some file moves the default device.
+- ``("g", flag)``: a project-wide flag (``FLAGS``: some file moves the default device, turns
+  distribution validation off).
 
 ``digest(dep)`` is what that entry is in this project. A report checked with the project is
 valid for another project whose entries have the same digests for every recorded dependency:
@@ -31,6 +32,8 @@ from torchsync_lint.inference.project import Project
 from torchsync_lint.inference.values import Value
 
 Dep = Tuple[str, ...]
+# ``Project``'s plain attributes that answer for the whole project (tests check this is all)
+FLAGS = ("sets_default_device", "validation_off")
 
 
 def _digest(data: object) -> str:
@@ -71,6 +74,7 @@ class TrackedProject(Project):
         self._dep_memo: Dict[tuple, Set[Dep]] = {}
         self._digests: Dict[Dep, str] = {}
         self._quiet = 0
+        self._flags: Dict[str, bool] = {}
         super().__init__(interfaces)
         functions, classes = _Recording(self._note, "f"), _Recording(self._note, "c")
         dict.update(functions, self._functions)
@@ -121,14 +125,24 @@ class TrackedProject(Project):
         return out
 
     # -- the base class's questions, recorded ----------------------------------------------------
+    # project-wide flags (``Project`` sets them from every interface): each read is a dependency
     @property
     def sets_default_device(self) -> bool:  # type: ignore[override]
-        self._note(("d",))
-        return self._sdd
+        self._note(("g", "sets_default_device"))
+        return self._flags["sets_default_device"]
 
     @sets_default_device.setter
     def sets_default_device(self, value: bool) -> None:
-        self._sdd = value
+        self._flags["sets_default_device"] = value
+
+    @property
+    def validation_off(self) -> bool:  # type: ignore[override]
+        self._note(("g", "validation_off"))
+        return self._flags["validation_off"]
+
+    @validation_off.setter
+    def validation_off(self, value: bool) -> None:
+        self._flags["validation_off"] = value
 
     def module(self, name: str) -> Optional[dict]:
         self._note(("m", name))
@@ -186,8 +200,8 @@ class TrackedProject(Project):
                 data = None if iface is None else [iface.get("values", {}), iface.get("aliases", {})]
             elif kind == "k":
                 data = self._call_index().get(dep[1])
-            elif kind == "d":
-                data = bool(self._sdd)
+            elif kind == "g":
+                data = bool(self._flags.get(dep[1]))
             else:
                 data = ["unknown dependency", list(dep)]
         finally:
