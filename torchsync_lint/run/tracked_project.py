@@ -8,6 +8,7 @@ A dependency is one entry a check looked up, found or not:
 - ``("m", module)``: a module's import table and module-level values (what name lookups read);
 - ``("k", key)``: the call sites other files have into a function (the caller-to-parameter table
   ``Project.param`` joins);
+- ``("l",)``: the list of modules (``Project.modules``);
 - ``("g", flag)``: a project-wide flag (``FLAGS``: some file moves the default device, turns
   distribution validation off).
 
@@ -172,6 +173,10 @@ class TrackedProject(Project):
         self._note(("k", key))
         return super().passes_informative(key, informative)
 
+    def modules(self):
+        self._note(("l",))
+        return super().modules()
+
     def _call_index(self):
         if self._calls is None:
             self._quiet += 1  # which call reaches which function: the ("k", key) entries say
@@ -200,6 +205,8 @@ class TrackedProject(Project):
                 data = None if iface is None else [iface.get("values", {}), iface.get("aliases", {})]
             elif kind == "k":
                 data = self._call_index().get(dep[1])
+            elif kind == "l":
+                data = sorted(m for m, i in self._ifaces.items() if i is not None)
             elif kind == "g":
                 data = bool(self._flags.get(dep[1]))
             else:
