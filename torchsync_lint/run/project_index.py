@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from typing import Dict, Iterable, List, Optional, Tuple
 
 from torchsync_lint.check.report import FileReport, Options
@@ -35,7 +34,7 @@ from torchsync_lint.check.source import module_name_for
 from torchsync_lint.inference.interface import summary_to_data
 from torchsync_lint.inference.project import Project
 from torchsync_lint.rules.registry import select_rules
-from torchsync_lint.run.cache import code_fingerprint
+from torchsync_lint.run.cache import code_fingerprint, write_json
 
 FORMAT = 1
 INDEX_DIR = "index"
@@ -86,26 +85,6 @@ def file_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _dump(path: str, payload: dict) -> None:
-    folder = os.path.dirname(path)
-    tmp = None
-    try:
-        os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, separators=(",", ":"))
-        os.replace(tmp, path)
-        tmp = None
-    except (OSError, TypeError, ValueError):
-        pass  # a read-only or full disk only costs speed
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-
-
 def write(reports: List[FileReport], options: Options, hot: Iterable[str], cache_dir: str,
           interface_keys: Dict[str, str], touched: Iterable[str] = ()) -> bool:
     """Keep what this run derived (see the module docstring); False when a larger run's index is
@@ -143,14 +122,14 @@ def write(reports: List[FileReport], options: Options, hot: Iterable[str], cache
             calls.setdefault(key, []).append([module, args, kwargs])
     # the cache's entry shape ({"key", "data"}): one reader, one check for a foreign or torn file
     keys = sorted(set(touched) | set(interface_keys.values()))
-    _dump(graph_file, {"key": ident, "data": {"format": FORMAT, "code": code_fingerprint(), "keys": keys,
+    write_json(graph_file, {"key": ident, "data": {"format": FORMAT, "code": code_fingerprint(), "keys": keys,
                                               "summaries": summaries}})
-    _dump(index_file[:-5] + "-calls.json", {"key": ident, "data": {"calls": calls}})
-    _dump(index_file, {"key": ident, "data": {"format": FORMAT, "files": files, "hot": sorted(hot),
+    write_json(index_file[:-5] + "-calls.json", {"key": ident, "data": {"calls": calls}})
+    write_json(index_file, {"key": ident, "data": {"format": FORMAT, "files": files, "hot": sorted(hot),
                                               "sets_default_device": project.sets_default_device,
                                               "validation_off": project.validation_off}})
     sel = selection_key(options)
-    _dump(os.path.join(cache_dir, INDEX_DIR, f"select-{sel}.json"),
+    write_json(os.path.join(cache_dir, INDEX_DIR, f"select-{sel}.json"),
           {"key": sel, "data": {"ident": ident, "code": code_fingerprint()}})
     return True
 
