@@ -19,6 +19,10 @@ from torchsync_lint.inference.frequency import EVERY_STEP, FrequencyTracker
 from torchsync_lint.inference.values import NUMBER, TENSOR, UNKNOWN, Value
 
 
+# appended to the message of a finding on a value that is a tensor on some paths only
+MAYBE_SUFFIX = " [maybe a tensor: a Python value on another path]"
+
+
 class RawFinding:
     __slots__ = ("rule", "node", "message", "function", "hot", "cold", "fix", "frequency")
 
@@ -113,8 +117,25 @@ class FileContext:
         cold = func is None and not self.in_hot_loop
         if func is not None:
             cold = func.name in COLD_METHODS or names_function(func.key, func.name, self.cold_functions)
+        if self._maybe_tensor(node):
+            message += MAYBE_SUFFIX
         self.findings.append(RawFinding(rule, node, message, func.key if func else None, self.in_hot_loop, cold, fix,
                                         self.frequency.of(node)))
+
+    def _maybe_tensor(self, node: cst.CSTNode) -> bool:
+        """The reported expression (or the receiver or an argument of a reported call) is a
+        tensor on some paths only: the finding is reported at a lower confidence."""
+        exprs = [node]
+        if isinstance(node, cst.Call):
+            if isinstance(node.func, cst.Attribute):
+                exprs.append(node.func.value)
+            exprs.extend(a.value for a in node.args)
+        for e in exprs:
+            if isinstance(e, cst.BaseExpression):
+                v = self.value(e)
+                if v.kind == TENSOR and v.maybe:
+                    return True
+        return False
 
     # -- bookkeeping called by the engine's walker -------------------------------------------
     def enter_function(self, node: cst.FunctionDef) -> None:

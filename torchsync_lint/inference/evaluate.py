@@ -31,6 +31,7 @@ from torchsync_lint.inference.values import (
     BATCH,
     CPU,
     CUDA,
+    DICT,
     LIST,
     NONE,
     NUMBER,
@@ -47,6 +48,7 @@ from torchsync_lint.inference.values import (
     UNKNOWN_VALUE,
     Value,
     join,
+    join_members,
     number,
     tensor,
 )
@@ -251,7 +253,7 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
         if v.kind in (LIST, TUPLE) and v.elts:
             out = v.elts[0]
             for e in v.elts[1:]:
-                out = join(out, e)
+                out = join_members(out, e)
             return out
         return UNKNOWN_VALUE
 
@@ -268,6 +270,9 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
                 if (v.kind == LIST and not v.elts and scope.func is not None
                         and (v.item is None or vague_tensors(v.item))):  # `boxes: list[Tensor] = []`
                     return self._appended(name, v, scope)
+                if ((v.kind == DICT and v.item is None or v.kind == UNKNOWN and v.ref is None)
+                        and scope.func is not None and name in scope.func.keyed):
+                    return self._keyed(name, v, scope)  # `out = {}; out["loss"] = loss`
                 return v
             q = self.aliases.map.get(name)
             if q is not None and q.split(".")[0] not in EXTERNAL_ROOTS and "." in q:
@@ -318,6 +323,11 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
             a, b = self.infer(e.left, scope), self.infer(e.right, scope)
             if a.kind == b.kind and a.kind in (TENSOR, NUMBER):
                 return join(a, b)
+            kinds = {a.kind, b.kind}
+            if TENSOR in kinds and kinds <= {TENSOR, NUMBER, NONE}:
+                # `hit or (e > lim)` with `hit = False` first: the flag or the mask, maybe a tensor
+                t = a if a.kind == TENSOR else b
+                return t.with_(maybe=True) if NUMBER in kinds or isinstance(e.operator, cst.And) else t
             return UNKNOWN_VALUE
         if isinstance(e, cst.IfExp):
             return join(self.infer(e.body, scope), self.infer(e.orelse, scope))

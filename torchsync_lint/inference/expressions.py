@@ -37,7 +37,7 @@ from torchsync_lint.inference.values import (
     UNKNOWN,
     UNKNOWN_VALUE,
     Value,
-    join,
+    join_members,
     number,
     tensor,
 )
@@ -59,12 +59,30 @@ class Expressions:
             item = None
             for e in exprs:
                 got = self.infer(e, scope)
-                item = got if item is None else join(item, got)
+                item = got if item is None else join_members(item, got)
         finally:
             self._busy.discard(key)
         if item is None or item.kind == UNKNOWN:
             return v
         return v.with_(item=item if v.item is None else refine_annotation(v.item, item))
+
+    def _keyed(self, name: str, v: Value, scope: Scope) -> Value:
+        """``out = {}`` (or a value of unknown kind) ... ``out["loss"] = loss``: a dict whose values
+        hold what the function stores under string keys (a tensor takes no string index)."""
+        key = ("keyed", id(scope.func), name)
+        if key in self._busy:
+            return v
+        self._busy.add(key)
+        try:
+            item = None
+            for e in scope.func.keyed[name]:
+                got = self.infer(e, scope)
+                item = got if item is None else join_members(item, got)
+        finally:
+            self._busy.discard(key)
+        if item is None or item.kind == UNKNOWN:
+            return v
+        return Value(DICT, item=item)
 
     def _comprehension(self, e, scope: Scope) -> Value:
         """``[torch.linspace(-1, 1, s) for s in size]``: a list whose members are the element's value."""
@@ -83,7 +101,7 @@ class Expressions:
             if not isinstance(el, cst.DictElement):
                 return Value(DICT)  # **splat
             v = self.infer(el.value, scope)
-            item = v if item is None else join(item, v)
+            item = v if item is None else join_members(item, v)
             if item.kind == UNKNOWN:
                 return Value(DICT)
         return Value(DICT, item=item)
@@ -212,7 +230,7 @@ class Expressions:
             seq = a if a.kind in (LIST, TUPLE) else b  # `[i] * n`: a list of what it repeats
             item = seq.item
             for x in seq.elts:
-                item = x if item is None else join(item, x)
+                item = x if item is None else join_members(item, x)
             return Value(seq.kind, item=item if item is not None and item.kind != UNKNOWN else None)
         if {a.kind, b.kind} <= {NUMBER, SIZE} and isinstance(e.operator, (cst.Multiply,)):
             return Value(SIZE) if SIZE in (a.kind, b.kind) else number()

@@ -76,6 +76,8 @@ class FunctionInfo:
     hot_loops: Set[int] = field(default_factory=set)  # id() of loops that contain a training step
     # name.append(v) / name.insert(i, v) on a local name: what a list built empty comes to hold
     appends: Dict[str, List[cst.BaseExpression]] = field(default_factory=dict)
+    # name["key"] = v on a local name (a str key: a dict, never a tensor): what its values hold
+    keyed: Dict[str, List[cst.BaseExpression]] = field(default_factory=dict)
 
     @property
     def is_method(self) -> bool:
@@ -224,6 +226,10 @@ class FileIndex(cst.CSTVisitor):
         self._bindings().append(("assign", targets, node.value))
         for t in targets:
             self._record_self_attr(t, node.value)
+            if (isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) and self._func_stack
+                    and len(t.slice) == 1 and isinstance(t.slice[0].slice, cst.Index)
+                    and isinstance(t.slice[0].slice.value, (cst.SimpleString, cst.FormattedString))):
+                self._func_stack[-1].keyed.setdefault(t.value.value, []).append(node.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._bindings().append(("annassign", [node.target], node.value, node.annotation.annotation))
@@ -332,6 +338,13 @@ class FileIndex(cst.CSTVisitor):
             simple = func.value
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
             simple = "self." + func.attr.value
+        elif isinstance(func, cst.Attribute) and node.args and key is None or (
+                isinstance(func, cst.Attribute) and node.args and key.startswith("@attr:")):
+            # `self.solver.step(t, y)`, `model.fit(x)`: a method of some object, which may be an
+            # instance of a class of this file (decided when that method's parameters are asked)
+            simple = "." + func.attr.value
+        elif key == "functools.partial":
+            simple = key  # what the partial binds, and where the function it wraps goes (summaries)
         if simple is not None:
             self.call_sites.setdefault(simple, []).append(CallSite(caller, node, 0))
 
