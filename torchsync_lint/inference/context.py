@@ -162,6 +162,9 @@ class FileContext:
         self.branches.enter_if(node, self.scope.values, self._narrow, self.aliases.qualify)
 
     def _narrow(self, test: cst.BaseExpression):
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            # `isinstance(x, Tensor) and x.device != d`: the body sees both parts true
+            return self._narrow(test.left) + self._narrow(test.right)
         return isinstance_tensor(test, self.aliases.qualify, self.scope.lookup)
 
     def enter_orelse(self, node: cst.CSTNode) -> None:

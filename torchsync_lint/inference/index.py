@@ -137,6 +137,12 @@ class FileIndex(cst.CSTVisitor):
         self.augmented: Dict[int, cst.BinaryOperation] = {}  # id(AugAssign) -> its ``x + v``
         self._blocks: List[int] = []  # open statement blocks, innermost last
         self._attr_blocks: Dict[tuple, List[tuple]] = {}  # (method, attr) -> [(blocks, value)]
+        # id() of the iterables of training-step loops whose body copies what they yield to a
+        # device (`for x, y in loader: x = x.to(device) ... loss.backward()`): whatever their
+        # type, they yield host batches
+        self.batch_iters: Set[int] = set()
+        self._moved_loops: Set[int] = set()
+        self._for_targets: List[tuple] = []  # open for loops of this function: (node, names bound)
 
     # -- keys --------------------------------------------------------------------------------
     def release(self) -> None:
@@ -209,13 +215,13 @@ class FileIndex(cst.CSTVisitor):
         self._func_stack.append(info)
         self._scopes.append(info)
         # loops do not cross function boundaries
-        self._saved_loops.append((self._loop_stack, self._loop_calls))
-        self._loop_stack, self._loop_calls = [], []
+        self._saved_loops.append((self._loop_stack, self._loop_calls, self._for_targets))
+        self._loop_stack, self._loop_calls, self._for_targets = [], [], []
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._func_stack.pop()
         self._scopes.pop()
-        self._loop_stack, self._loop_calls = self._saved_loops.pop()
+        self._loop_stack, self._loop_calls, self._for_targets = self._saved_loops.pop()
 
     # -- bindings ----------------------------------------------------------------------------
     def _bindings(self) -> List[tuple]:
@@ -247,9 +253,13 @@ class FileIndex(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         self._bindings().append(("for", node.target, node.iter))
         self._enter_loop(node)
+        self._for_targets.append((node, _target_names(node.target)))
 
     def leave_For(self, node: cst.For) -> None:
         self._leave_loop(node)
+        self._for_targets.pop()
+        if id(node) in self._moved_loops and id(node) in self.hot_loops:
+            self.batch_iters.add(id(node.iter))
 
     def visit_While(self, node: cst.While) -> None:
         self._enter_loop(node)
@@ -309,6 +319,14 @@ class FileIndex(cst.CSTVisitor):
         if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and self._func_stack
                 and func.attr.value in ("append", "insert") and node.args and not node.args[-1].star):
             self._func_stack[-1].appends.setdefault(func.value.value, []).append(node.args[-1].value)
+        if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and self._for_targets:
+            moved = func.value
+            while isinstance(moved, (cst.Subscript, cst.Attribute)):
+                moved = moved.value  # batch["x"].to(d), batch.images.to(d)
+            if isinstance(moved, cst.Name):
+                for loop, names in self._for_targets:
+                    if moved.value in names:
+                        self._moved_loops.add(id(loop))
         if isinstance(func, cst.Attribute) and func.attr.value in STEP_CALL_ATTRS and self._loop_stack:
             # loss.backward() / optimizer.step() / scaler.step(opt): the enclosing loops are steps
             for loop in self._loop_stack:
@@ -378,3 +396,17 @@ class FileIndex(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         if not self.mentions_torch and node.value in ("torch", "Tensor"):
             self.mentions_torch = True
+
+
+def _target_names(target: cst.BaseExpression) -> frozenset:
+    names = set()
+    stack = [target]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Name):
+            names.add(n.value)
+        elif isinstance(n, (cst.Tuple, cst.List)):
+            stack.extend(el.value for el in n.elements)
+        elif isinstance(n, cst.StarredElement):
+            stack.append(n.value)
+    return frozenset(names)

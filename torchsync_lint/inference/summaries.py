@@ -101,6 +101,17 @@ class Summaries:
                     # ones are tensors by convention only (flags and sizes come in too)
                     first = i == (1 if func.is_method and not is_static else 0)
                     v = Value(TENSOR, assumed=not first)
+                if v.kind == NUMBER and not self.assume_params:
+                    # `size: int` (or a docstring's int) that a caller passes a tensor (`lengths.max()`):
+                    # Python does not check it, so the tensor arrives; maybe a tensor
+                    pos = i - (1 if func.is_method and not is_static else 0)
+                    at = pos if param in positional else None
+                    passed = self._passed(func, name, at)
+                    if (passed is None or passed.kind != TENSOR) and self.project is not None and func.parent is None and (
+                            not func.is_method or func.name == "__init__"):
+                        passed = self.project.param(func.key, name, at)
+                    if passed is not None and passed.kind == TENSOR and not passed.assumed:
+                        v = join(v, passed)
                 # `transform: nn.Module` says less than the call sites, which pass a known class
                 generic = v if v.kind == MODULE and v.cls == "torch.nn.Module" else None
                 if generic is not None:
