@@ -283,7 +283,14 @@ class Project:
         if self._calls is None:
             calls: Dict[str, List[Tuple[list, dict]]] = {}
             for iface in list(self._ifaces.values()):
-                for q, args, kwargs in (iface or {}).get("calls", ()):
+                for entry in (iface or {}).get("calls", ()):
+                    if entry[0] == "@method":  # obj.method(...): the class the receiver resolves to
+                        _, recv, name, args, kwargs = entry
+                        key = self._method_of(from_data(recv), name)
+                        if key is not None:
+                            calls.setdefault(key, []).append((args, kwargs))
+                        continue
+                    q, args, kwargs = entry
                     loc = self.locate(q)
                     if loc is None:
                         continue
@@ -293,6 +300,18 @@ class Project:
                         calls.setdefault(key, []).append((args, kwargs))
             self._calls = calls
         return self._calls
+
+    def _method_of(self, recv: Value, name: str) -> Optional[str]:
+        v = self.deep(recv)
+        if v.kind not in ("module", "object") or v.cls is None:
+            return None
+        cls_key = self.class_key(v.cls)
+        if cls_key is None:
+            return None
+        m = self.find_method(cls_key, name)
+        if m is None and name == "__call__" and self.is_module(cls_key):
+            m = self.find_method(cls_key, "forward")
+        return m
 
     def has_callers(self, key: str) -> bool:
         return key in self._call_index()

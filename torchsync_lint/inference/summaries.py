@@ -101,6 +101,16 @@ class Summaries:
                     # ones are tensors by convention only (flags and sizes come in too)
                     first = i == (1 if func.is_method and not is_static else 0)
                     v = Value(TENSOR, assumed=not first)
+                    # what the callers pass says more: a bool mask, a host tensor, a Python int
+                    pos = i - (1 if func.is_method and not is_static else 0)
+                    at = pos if param in positional else None
+                    passed = self._passed(func, name, at)
+                    if passed is None and self.project is not None and func.parent is None:
+                        got = self.project.param(func.key, name, at)
+                        passed = got if got.kind != UNKNOWN else None
+                    if passed is not None and not passed.assumed and (
+                            passed.kind == TENSOR or (not first and passed.kind in (NUMBER, NONE))):
+                        v = passed
                 if v.kind == NUMBER and not self.assume_params:
                     # `size: int` (or a docstring's int) that a caller passes a tensor (`lengths.max()`):
                     # Python does not check it, so the tensor arrives; maybe a tensor
@@ -119,8 +129,9 @@ class Summaries:
                 if v.kind == UNKNOWN:
                     pos = i - (1 if func.is_method and not is_static else 0)
                     v = self._from_call_sites(func, name, pos if param in positional else None)
-                    if v.kind == UNKNOWN and func.parent is None and (not func.is_method or func.name == "__init__"):
-                        # what other files pass (functions and constructors they import)
+                    if v.kind == UNKNOWN and func.parent is None:
+                        # what other files pass (functions and constructors they import, methods
+                        # of instances they hold)
                         if self.project is not None:
                             v = self.project.param(func.key, name, pos if param in positional else None)
                         if self.project is None or self.recorded is not None:
@@ -227,6 +238,8 @@ class Summaries:
         sites = list(self.index.call_sites.get("self." + func.name, []))
         if func.name == "__init__" and func.cls is not None:
             sites += self.index.call_sites.get(func.cls.name, [])
+        if func.name == "forward" and func.cls is not None and func.cls.is_module:
+            sites += self._submodule_sites(func.cls)
         others = self.index.call_sites.get("." + func.name)
         if others and func.cls is not None:
             key = ("sites", id(func))
@@ -242,6 +255,30 @@ class Summaries:
                 finally:
                     self._busy.discard(key)
         return sites
+
+    def _submodule_sites(self, cls: ClassInfo) -> list:
+        """``self.block(x, m)`` in any class of the file whose ``self.block`` holds an instance of
+        ``cls`` (a module of this file): calls of its ``forward``."""
+        key = ("submodule_sites", id(cls))
+        if key in self._busy:
+            return []
+        self._busy.add(key)
+        out = []
+        try:
+            for name, sites in self.index.call_sites.items():
+                if not name.startswith("self."):
+                    continue
+                attr = name[5:]
+                for site in sites:
+                    owner = site.caller.cls if site.caller is not None else None
+                    if owner is None or owner is cls or attr in owner.methods or attr not in owner.attrs:
+                        continue
+                    held = self.self_attr(owner, attr)
+                    if held.kind == MODULE and held.cls is not None and self._is_class_or_sub(held.cls, cls):
+                        out.append(site)
+        finally:
+            self._busy.discard(key)
+        return out
 
     def _indirect_sites(self, func: FunctionInfo) -> list:
         """Calls of a function through a name that holds it: ``fn = functools.partial(func, a)``
