@@ -156,3 +156,10 @@ def isinstance_tensor(test: cst.BaseExpression, qualify, current) -> List[tuple]
     if v is not None and v.kind == BATCH:
         return [(name, v)]  # a host tensor from a DataLoader stays one
     return [(name, tensor())] if len(names) == 1 or v is None or v.kind == UNKNOWN else []
+
+
+def narrowed_by(test: cst.BaseExpression, qualify, current) -> List[tuple]:
+    """What a true ``test`` makes tensors: ``isinstance`` checks, joined by ``and``."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return narrowed_by(test.left, qualify, current) + narrowed_by(test.right, qualify, current)
+    return isinstance_tensor(test, qualify, current)

@@ -42,7 +42,7 @@ from torchsync_lint.inference.values import (
     number,
     tensor,
 )
-from torchsync_lint.inference.torch_calls import DTYPE_NAMES, EXTERNAL_ROOTS, INT, MODULE_SELF_METHODS
+from torchsync_lint.inference.torch_calls import SHAPE_KEEPING, DTYPE_NAMES, EXTERNAL_ROOTS, INT, MODULE_SELF_METHODS
 
 
 class Calls:
@@ -172,6 +172,11 @@ class Calls:
             q = ref.cls if ref is not None and ref.kind == FUNC else None
         if q is not None:
             v = self._qualified_call(q, call, scope)
+            if (v is not None and v.kind == TENSOR and v.ndim is None and q.startswith("torch.")
+                    and q.split(".")[-1] in SHAPE_KEEPING and call.args and call.args[0].keyword is None):
+                base = self.infer(call.args[0].value, scope)  # `torch.argsort(scores)`: scores' rank
+                if base.kind == TENSOR and base.ndim is not None:
+                    v = v.with_(ndim=base.ndim, zero_dim=base.zero_dim)
             if v is not None:
                 return v
         if isinstance(func, cst.Attribute):
@@ -227,6 +232,18 @@ class Calls:
                 return self.tensor_method(name, tensor(), call, scope)  # only a tensor has this method
             if recv.kind == UNKNOWN and name == "cpu" and not call.args:
                 return tensor(CPU)  # whatever it was, its copy is on the host (what it holds is not known)
+            return UNKNOWN_VALUE
+        if isinstance(func, (cst.Subscript, cst.Call)):
+            # `{"lo": torch.lt, "hi": torch.gt}[mode](a, b)`: a value holding torch functions
+            held = self.infer(func, scope)
+            if held.kind == FUNC:
+                out = None
+                for m in (held,) if held.cls is not None else held.elts:
+                    got = self._qualified_call(m.cls, call, scope) if m.cls is not None else None
+                    if got is None:
+                        return UNKNOWN_VALUE
+                    out = got if out is None else join(out, got)
+                return out if out is not None else UNKNOWN_VALUE
             return UNKNOWN_VALUE
         if isinstance(func, cst.Name):
             local = scope.lookup(func.value)

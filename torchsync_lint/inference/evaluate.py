@@ -21,6 +21,7 @@ import libcst as cst
 
 from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference.annotations import Annotations
+from torchsync_lint.inference.branches import narrowed_by
 from torchsync_lint.inference.calls import Calls
 from torchsync_lint.inference.expressions import Expressions
 from torchsync_lint.inference.index import FileIndex, FunctionInfo
@@ -178,6 +179,9 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
             self.bind(binding[1], self.iter_element(binding[2], scope), scope)
         elif kind == "with":
             self.bind(binding[1], UNKNOWN_VALUE, scope)
+        elif kind == "assert":
+            for name, v in narrowed_by(binding[2], self.aliases.qualify, scope.lookup):
+                scope.values[name] = v
 
     def annotated(self, ann: cst.BaseExpression, value: Optional[cst.BaseExpression], scope: Scope) -> Value:
         """``name: ann = value``: the annotation, unless the value says more (``m: Tensor = x > 0`` is bool)."""

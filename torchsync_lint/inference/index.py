@@ -267,6 +267,10 @@ class FileIndex(cst.CSTVisitor):
     def leave_While(self, node: cst.While) -> None:
         self._leave_loop(node)
 
+    def visit_Assert(self, node: cst.Assert) -> None:
+        if isinstance(node.test, (cst.Call, cst.BooleanOperation)):
+            self._bindings().append(("assert", [], node.test))  # isinstance narrowing (evaluate.replay)
+
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
             self._bindings().append(("with", node.asname.name, node.item))

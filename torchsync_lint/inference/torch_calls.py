@@ -254,6 +254,12 @@ class TorchCalls:
                              dtype="int" if name in ("argmax", "argmin", "count_nonzero") else out.dtype)
         if out.kind == TENSOR and _flattens(name, call):
             return out.with_(ndim=1)
+        if (out.kind == TENSOR and name in FULL_REDUCTIONS and name not in ("max", "min", "median")
+                and recv.ndim is not None and _one_dim_reduction(call)):
+            # `scores.argmax(0)` of a 1-D tensor: one dimension fewer (0-dim from a vector)
+            ndim = recv.ndim - 1 if recv.ndim > 0 else 0
+            return out.with_(ndim=ndim, zero_dim=ndim == 0,
+                             dtype="int" if name in ("argmax", "argmin", "count_nonzero") else out.dtype)
         if out.kind == TENSOR and name in SHAPE_KEEPING and recv.ndim is not None:
             return out.with_(ndim=recv.ndim, zero_dim=recv.zero_dim)
         return out
@@ -375,7 +381,7 @@ class TorchCalls:
 SHAPE_KEEPING = frozenset(
     "long int float double half bfloat16 bool byte short char clone detach contiguous to cpu cuda type_as "
     "abs neg sign sigmoid relu exp log sqrt rsqrt round floor ceil trunc clamp clip requires_grad_ "
-    "pin_memory".split()
+    "pin_memory argsort".split()
 )
 SIZED_FACTORIES = frozenset("zeros ones empty rand randn full".split())  # the size comes first
 
@@ -439,3 +445,16 @@ def _kwarg_true(call: cst.Call, name: str) -> bool:
         if a.keyword is not None and a.keyword.value == name:
             return isinstance(a.value, cst.Name) and a.value.value == "True"
     return False
+
+
+def _one_dim_reduction(call: cst.Call) -> bool:
+    """``x.argmax(0)`` / ``x.sum(dim=-1)``: one integer dimension, no ``keepdim=True``."""
+    dims = [a for a in call.args if a.keyword is None or a.keyword.value == "dim"]
+    if len(dims) != 1 or any(a.keyword is not None and a.keyword.value == "keepdim" and not (
+            isinstance(a.value, cst.Name) and a.value.value == "False") for a in call.args):
+        return False
+    v = dims[0].value
+    if isinstance(v, cst.UnaryOperation) and isinstance(v.operator, cst.Minus):
+        v = v.expression
+    return isinstance(v, cst.Integer) and len(call.args) == 1 + sum(
+        1 for a in call.args if a.keyword is not None and a.keyword.value == "keepdim")

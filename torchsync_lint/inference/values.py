@@ -136,6 +136,10 @@ def join(a: Value, b: Value) -> Value:
         ).with_(assumed=a.assumed or b.assumed, zero_dim=a.zero_dim and b.zero_dim,
                 arraylike=a.arraylike or b.arraylike, ndim=a.ndim if a.ndim == b.ndim else None,
                 cpu_at_init=a.cpu_at_init or b.cpu_at_init, maybe=a.maybe or b.maybe)
+    if a.kind == FUNC and a.cls != b.cls:
+        # one of several functions (`{"lo": torch.lt, "hi": torch.gt}[mode]`): calling it calls one
+        members = tuple(m for v in (a, b) for m in (v.elts if v.cls is None else (v,)))
+        return Value(FUNC, elts=members if all(m.cls for m in members) and len(members) <= 8 else ())
     if a.kind in (MODULE, OBJECT, BATCH, FUNC):
         return Value(a.kind, cls=a.cls if a.cls == b.cls else None, pinned=a.pinned and b.pinned,
                      assumed=a.assumed or b.assumed, device=a.device if a.device == b.device else None)
