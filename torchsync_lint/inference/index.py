@@ -54,6 +54,8 @@ class ClassInfo:
     attrs: Dict[str, List[Tuple["FunctionInfo", cst.BaseExpression]]] = field(default_factory=dict)
     buffers: Set[str] = field(default_factory=set)  # register_buffer / register_parameter names
     is_module: bool = False
+    # name = <expr> in the class body: what ``self.name`` reads until a method assigns it
+    class_attrs: Dict[str, cst.BaseExpression] = field(default_factory=dict)
     # id() of assigned values that a later assignment in the same method always overwrites
     # (same block or an enclosing one): other methods never see them
     overwritten: Set[int] = field(default_factory=set)
@@ -230,6 +232,10 @@ class FileIndex(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         targets = [t.target for t in node.targets]
         self._bindings().append(("assign", targets, node.value))
+        if self._scopes and isinstance(self._scopes[-1], ClassInfo):
+            for t in targets:
+                if isinstance(t, cst.Name):
+                    self._scopes[-1].class_attrs[t.value] = node.value
         for t in targets:
             self._record_self_attr(t, node.value)
             if (isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) and self._func_stack
@@ -239,6 +245,9 @@ class FileIndex(cst.CSTVisitor):
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._bindings().append(("annassign", [node.target], node.value, node.annotation.annotation))
+        if (node.value is not None and self._scopes and isinstance(self._scopes[-1], ClassInfo)
+                and isinstance(node.target, cst.Name)):
+            self._scopes[-1].class_attrs[node.target.value] = node.value
         if node.value is not None:
             self._record_self_attr(node.target, node.value)
 

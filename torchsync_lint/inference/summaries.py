@@ -520,8 +520,13 @@ class Summaries:
                 out = tensor()
             elif name in cls.attrs:
                 out = self._attr_join(cls, key, cls.attrs[name])
+                if name in cls.class_attrs:  # read before any method assigns it
+                    out = join(out, self.infer(cls.class_attrs[name], self.module_scope()))
             elif name in cls.methods:
                 out = UNKNOWN_VALUE
+            elif name in cls.class_attrs:
+                # `weights = torch.linspace(0, 1, 5)` in the class body: made once, on the host
+                out = self.infer(cls.class_attrs[name], self.module_scope())
             else:
                 out = UNKNOWN_VALUE
                 for base in cls.bases:
