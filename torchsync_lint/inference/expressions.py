@@ -27,6 +27,7 @@ from torchsync_lint.inference.values import (
     MODULE,
     NDARRAY,
     NUMBER,
+    OBJECT,
     SELF,
     SELF_ATTR,
     SIZE,
@@ -41,7 +42,7 @@ from torchsync_lint.inference.values import (
     number,
     tensor,
 )
-from torchsync_lint.inference.torch_calls import BOOL, DTYPE_NAMES, INT, SHAPE_ATTRS
+from torchsync_lint.inference.torch_calls import EXTERNAL_ROOTS, BOOL, DTYPE_NAMES, INT, SHAPE_ATTRS
 
 
 class Expressions:
@@ -124,6 +125,13 @@ class Expressions:
                 # a part's `.shape`, `.ndim`, `.dtype`, `.device`: Python-side values, as a tensor's
                 return self._attribute_of(tensor(base.device), attr)
             return base  # batch.images (a dataclass or named tuple of host tensors)
+        if base.kind in (MODULE, OBJECT) and base.cls is not None and attr not in SHAPE_ATTRS:
+            # `meter.total`, `out.loss`: what the class stores there (here, or in another file)
+            local = self._local_class(base.cls)
+            if local is not None:
+                return self.self_attr(local, attr)
+            if base.cls.split(".")[0] not in EXTERNAL_ROOTS:
+                return self._ref(("attr", base.cls, attr))
         return self._attribute_of(base, attr)
 
     @staticmethod

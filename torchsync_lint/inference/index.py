@@ -56,6 +56,7 @@ class ClassInfo:
     is_module: bool = False
     # name = <expr> in the class body: what ``self.name`` reads until a method assigns it
     class_attrs: Dict[str, cst.BaseExpression] = field(default_factory=dict)
+    class_fields: Dict[str, cst.BaseExpression] = field(default_factory=dict)  # name: annotation
     # id() of assigned values that a later assignment in the same method always overwrites
     # (same block or an enclosing one): other methods never see them
     overwritten: Set[int] = field(default_factory=set)
@@ -245,9 +246,11 @@ class FileIndex(cst.CSTVisitor):
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._bindings().append(("annassign", [node.target], node.value, node.annotation.annotation))
-        if (node.value is not None and self._scopes and isinstance(self._scopes[-1], ClassInfo)
-                and isinstance(node.target, cst.Name)):
-            self._scopes[-1].class_attrs[node.target.value] = node.value
+        if self._scopes and isinstance(self._scopes[-1], ClassInfo) and isinstance(node.target, cst.Name):
+            if node.value is not None:
+                self._scopes[-1].class_attrs[node.target.value] = node.value
+            else:  # a dataclass / NamedTuple field: `loss: Tensor`
+                self._scopes[-1].class_fields[node.target.value] = node.annotation.annotation
         if node.value is not None:
             self._record_self_attr(node.target, node.value)
 

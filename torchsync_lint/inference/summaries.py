@@ -527,6 +527,8 @@ class Summaries:
             elif name in cls.class_attrs:
                 # `weights = torch.linspace(0, 1, 5)` in the class body: made once, on the host
                 out = self.infer(cls.class_attrs[name], self.module_scope())
+            elif name in cls.class_fields:
+                out = self.annotation_value(cls.class_fields[name])  # a dataclass field `loss: Tensor`
             else:
                 out = UNKNOWN_VALUE
                 for base in cls.bases:
