@@ -14,7 +14,7 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
-from torchsync_lint.inference.values import BATCH, SELF_ATTR, TENSOR, UNKNOWN, Value, join, tensor
+from torchsync_lint.inference.values import BATCH, SELF_ATTR, TENSOR, UNKNOWN, UNKNOWN_VALUE, Value, join, join_maybe, tensor
 
 _TENSOR_TYPES = frozenset(("torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"))
 
@@ -50,7 +50,7 @@ class _Frame:
         self.dead: Optional[str] = None  # "body" / "else": the part eager execution never runs
 
 
-def _join_states(states: List[Dict[str, Value]], before: Dict[str, Value]) -> Dict[str, Value]:
+def _join_states(states: List[Dict[str, Value]], before: Dict[str, Value], loop: bool = False) -> Dict[str, Value]:
     out: Dict[str, Value] = {}
     names = set()
     for s in states:
@@ -67,7 +67,7 @@ def _join_states(states: List[Dict[str, Value]], before: Dict[str, Value]) -> Di
             known = tensors
         v = known[0]
         for other in known[1:]:
-            v = join(v, other)
+            v = join_maybe(v, other) if loop else join(v, other)
         out[name] = v
     return out
 
@@ -85,6 +85,14 @@ class Branches:
             if narrowed:
                 otherwise = dict(values)
                 otherwise.update(narrowed)
+        if otherwise is None:
+            # `if isinstance(x, Tensor): ... else: torch.tensor(x)`: where the test is false, a
+            # maybe-a-tensor `x` is the Python value it holds on its other paths
+            for name, _v in narrow(test):
+                held = values.get(name)
+                if held is not None and held.kind == TENSOR and held.maybe:
+                    otherwise = otherwise if otherwise is not None else dict(values)
+                    otherwise[name] = UNKNOWN_VALUE
         frame = _Frame(node, dict(values), id(orelse) if orelse is not None else None, otherwise)
         if qualify is not None:
             if eager_false(test, qualify):
@@ -130,7 +138,7 @@ class Branches:
         if not self._frames or self._frames[-1].node is not node:
             return
         frame = self._frames.pop()
-        joined = _join_states([dict(values), frame.before], frame.before)
+        joined = _join_states([dict(values), frame.before], frame.before, loop=True)
         values.clear()
         values.update(joined)
 
@@ -152,7 +160,7 @@ def isinstance_tensor(test: cst.BaseExpression, qualify, current) -> List[tuple]
     name = test.args[0].value.value
     v = current(name)
     if v is not None and v.kind == TENSOR:
-        return [(name, v.with_(assumed=False))]
+        return [(name, v.with_(assumed=False, maybe=False))]
     if v is not None and v.kind == BATCH:
         return [(name, v)]  # a host tensor from a DataLoader stays one
     return [(name, tensor())] if len(names) == 1 or v is None or v.kind == UNKNOWN else []

@@ -45,6 +45,7 @@ from torchsync_lint.inference.values import (
     UNKNOWN_VALUE,
     Value,
     join,
+    join_maybe,
     tensor,
 )
 
@@ -121,7 +122,7 @@ class Summaries:
                             not func.is_method or func.name == "__init__"):
                         passed = self.project.param(func.key, name, at)
                     if passed is not None and passed.kind == TENSOR and not passed.assumed:
-                        v = join(v, passed)
+                        v = join_maybe(v, passed)
                 # `transform: nn.Module` says less than the call sites, which pass a known class
                 generic = v if v.kind == MODULE and v.cls == "torch.nn.Module" else None
                 if generic is not None:

@@ -122,9 +122,6 @@ def join(a: Value, b: Value) -> Value:
             return b
         if b.kind == NONE:
             return a
-        if {a.kind, b.kind} == {TENSOR, NUMBER}:
-            # a tensor on one path, a Python number or flag on the other: maybe a tensor
-            return (a if a.kind == TENSOR else b).with_(maybe=True)
         return UNKNOWN_VALUE
     if a.kind == TENSOR:
         return tensor(
@@ -153,6 +150,16 @@ def join(a: Value, b: Value) -> Value:
         # tensor that one branch made, they are the best guess, not erased by the unknown path
         return Value(a.kind, item=a.item or b.item)
     return Value(a.kind)
+
+
+def join_maybe(a: Value, b: Value) -> Value:
+    """As ``join``, except that a tensor and a Python number make a maybe-a-tensor value: a loop
+    that turns ``acc = 0.0`` into a tensor (``acc += t.dot(r)``), ``hit = hit or (e > lim)``, an
+    annotation ``Union[Tensor, float]``. (Two branches of an ``if`` that leave a number on one
+    path and a tensor on the other stay unknown: either is as likely.)"""
+    if {a.kind, b.kind} == {TENSOR, NUMBER} and a.ref is None and b.ref is None:
+        return (a if a.kind == TENSOR else b).with_(maybe=True)
+    return join(a, b)
 
 
 def join_members(a: Value, b: Value) -> Value:
