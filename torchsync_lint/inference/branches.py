@@ -109,8 +109,8 @@ class Branches:
         if not self._frames or self._frames[-1].orelse_id != id(node):
             return False
         frame = self._frames[-1]
-        if frame.dead != "body":
-            frame.ends.append(dict(values))
+        if frame.dead != "body" and not _leaves(frame.node.body):
+            frame.ends.append(dict(values))  # (a body that raises or returns never reaches the join)
         values.clear()
         values.update(frame.otherwise)
         return True
@@ -119,7 +119,8 @@ class Branches:
         if not self._frames or self._frames[-1].node is not node:
             return
         frame = self._frames.pop()
-        ends = frame.ends + [dict(values)]
+        last = node.orelse.body if isinstance(node.orelse, cst.Else) else node.body if node.orelse is None else None
+        ends = frame.ends + ([] if last is not None and _leaves(last) else [dict(values)])
         if frame.orelse_id is None:
             if frame.dead == "body":
                 ends = [frame.otherwise]  # `if torch.jit.is_scripting(): ...` never runs eagerly
@@ -127,6 +128,8 @@ class Branches:
                 ends.append(frame.otherwise)  # no else: the body may not run
         elif frame.dead == "else":
             ends = frame.ends  # the else part is the one that never runs
+        if not ends:  # every path raises or returns: nothing after the if runs from here
+            ends = [frame.otherwise]
         joined = _join_states(ends, frame.before)
         values.clear()
         values.update(joined)
@@ -171,3 +174,17 @@ def narrowed_by(test: cst.BaseExpression, qualify, current) -> List[tuple]:
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         return narrowed_by(test.left, qualify, current) + narrowed_by(test.right, qualify, current)
     return isinstance_tensor(test, qualify, current)
+
+
+def _leaves(block: cst.BaseSuite) -> bool:
+    """The block ends in ``raise`` or ``return``: its path does not reach the code after the if
+    (``if not isinstance(x, Tensor): raise TypeError(...)`` leaves ``x`` a tensor after it)."""
+    body = getattr(block, "body", ())
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return bool(last.body) and isinstance(last.body[-1], (cst.Raise, cst.Return))
+    if isinstance(last, (cst.SimpleStatementSuite,)):
+        return False
+    return isinstance(block, cst.SimpleStatementSuite) and isinstance(last, (cst.Raise, cst.Return))
