@@ -19,8 +19,9 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from torchsync_lint import walk
-from torchsync_lint.engine import RuleWalker, decode, module_name_for
+from torchsync_lint.check.source import decode, module_name_for
+from torchsync_lint.check.walker import RuleWalker
+from torchsync_lint.syntax import walk
 from torchsync_lint.finding import Finding
 from torchsync_lint.inference.context import FileContext
 from torchsync_lint.inference.evaluate import Evaluator
