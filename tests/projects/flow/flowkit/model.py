@@ -2,7 +2,7 @@ import torch
 from torch import nn
 
 from flowkit.meters import Meter
-from flowkit.ops import arange_of, assign, create_mask, same_count, same_time
+from flowkit.ops import arange_of, assign, create_mask, positive, same_count, same_time
 
 
 class Mean(Meter):
@@ -19,6 +19,7 @@ class Net(nn.Module):
     def forward(self, x: torch.Tensor, lengths: torch.Tensor):
         y = same_time(x.sum(), x.mean(), x)
         same_count(3, 4)
+        positive(x.sum())
         mask = create_mask(lengths.max(), lengths)
         ar = arange_of(x.size(1), lengths)
         out = assign(y, [y, y])

@@ -1,5 +1,7 @@
 import torch
 
+from flowkit.types import Scalar
+
 
 def same_time(t, t0, y0):
     # unannotated: model.py passes 0-dim CUDA tensors
@@ -28,3 +30,10 @@ def assign(scores, boxes):
         return None
     fg = tuple(b > 0 for b in boxes)
     return scores, fg
+
+
+def positive(x: Scalar):
+    # `Scalar` is an alias in another file holding Tensor: maybe a tensor
+    if x > 0:  # error: TSL302
+        return x
+    return 0.0
