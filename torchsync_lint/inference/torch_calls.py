@@ -38,6 +38,7 @@ from torchsync_lint.inference.values import (
     TUPLE,
     UNKNOWN,
     UNKNOWN_VALUE,
+    join_maybe,
     Value,
     number,
     tensor,
@@ -237,6 +238,12 @@ class TorchCalls:
                 return number()
             if any(v.kind == TENSOR for v in vals) and name == "sum":
                 return tensor()
+            if name != "sum" and len(vals) >= 2 and all(v.kind in (TENSOR, NUMBER) for v in vals):
+                # `max(0, n - t.max())`: one of the arguments, a tensor or maybe one
+                out = vals[0]
+                for v in vals[1:]:
+                    out = join_maybe(out, v)
+                return out
             return UNKNOWN_VALUE
         if name == "print":
             return Value(NONE)
