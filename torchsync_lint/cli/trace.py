@@ -38,7 +38,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--steps", type=int, default=0, metavar="N",
                    help="stop after N optimizer steps (default: run to the end)")
     p.add_argument("--warmup", type=int, default=0, metavar="N",
-                   help="leave out syncs made during the first N optimizer steps (lazy initialisation)")
+                   help="report syncs made during the first N optimizer steps (lazy initialisation) apart, with "
+                        "the set-up before the first step; the per-step column counts the steps after them only")
+    p.add_argument("--record-inputs", metavar="FILE", default=None,
+                   help="save the devices, dtypes, shapes and small values of the arguments of every function "
+                        "holding a finding (in the program's file and --paths) on its first entry, for "
+                        "`torchsync-lint --verify --inputs FILE`")
     p.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
     p.add_argument("--allow", action="append", default=[], metavar="ENTRY",
                    help="a rule code, op name or file:line glob whose syncs are expected (repeatable)")
@@ -83,6 +88,16 @@ def run_program(interp: str, program: List[str], opts) -> dict:
            "--warmup", str(opts.warmup)]
     for a in opts.allow:
         cmd += ["--allow", a]
+    targets_file = None
+    if getattr(opts, "record_inputs", None):
+        from torchsync_lint.guard.inputs import targets_for
+
+        main = program[0] if program[0] != "-m" else None
+        targets = targets_for(([main] if main else []) + list(opts.paths))
+        fd2, targets_file = tempfile.mkstemp(prefix="tsl-targets-", suffix=".json")
+        with os.fdopen(fd2, "w", encoding="utf-8") as fh:
+            json.dump(targets, fh)
+        cmd += ["--record-inputs", os.path.abspath(opts.record_inputs), "--record-targets", targets_file]
     cmd += ["--", *program]
     try:
         # the program's own output goes to stderr: stdout carries the report
@@ -98,10 +113,12 @@ def run_program(interp: str, program: List[str], opts) -> dict:
     except (OSError, ValueError):
         data = None
     finally:
-        try:
-            os.unlink(out)
-        except OSError:
-            pass
+        for tmp in (out, targets_file):
+            try:
+                if tmp:
+                    os.unlink(tmp)
+            except OSError:
+                pass
     if data is None:
         why = "timed out" if code is None else f"exited with code {code} before the guard could report"
         raise ValueError(f"the program {why}")
@@ -124,14 +141,15 @@ def _real(path: Optional[str]) -> Optional[str]:
 def join(data: dict, extra_paths: List[str]) -> Tuple[List[dict], List[Finding]]:
     """Sites with their status, and the static findings that never synced."""
     sites = data.get("sites", [])
-    files = [data.get("main_file")] + [s["path"] for s in sites if s.get("path")] + list(extra_paths)
+    setup = data.get("setup_sites", []) or []
+    files = [data.get("main_file")] + [s["path"] for s in sites + setup if s.get("path")] + list(extra_paths)
     findings = static_findings([f for f in files if f])
     flagged: Dict[Tuple[str, int], List[Finding]] = {}
     for f in findings:
         for ln in range(f.line, max(f.line, f.end_line) + 1):
             flagged.setdefault((_real(f.path), ln), []).append(f)
     seen_lines = set()
-    for s in sites:
+    for s in sites + setup:
         key = (_real(s.get("path")), s.get("line"))
         seen_lines.add(key)
         hits = flagged.get(key, [])
@@ -141,7 +159,13 @@ def join(data: dict, extra_paths: List[str]) -> Tuple[List[dict], List[Finding]]
     not_seen = [f for f in findings
                 if not any((_real(f.path), ln) in seen_lines for ln in range(f.line, max(f.line, f.end_line) + 1))]
     sites.sort(key=lambda s: (-s.get("stall_us", 0.0), -s.get("count", 0)))
+    setup.sort(key=lambda s: (s.get("phase", "") != "setup", -s.get("stall_us", 0.0), -s.get("count", 0)))
     return sites, not_seen
+
+
+def steady_steps(data: dict) -> int:
+    """Optimizer steps after the warm-up: what the per-step column divides by."""
+    return max(int(data.get("steps") or 0) - int(data.get("warmup") or 0), 0)
 
 
 def _rel(path: Optional[str]) -> str:
@@ -154,22 +178,37 @@ def _rel(path: Optional[str]) -> str:
     return path if rel.startswith("..") else rel
 
 
+def _row(s: dict, steps: Optional[int]) -> str:
+    per = f"{s['count'] / steps:.1f}" if steps else "-"
+    allowed = " (allowed)" if s.get("allowed") else ""
+    return (f"{s['stall_us'] / 1000:>10.2f} {s['count']:>7} {per:>8}  {s['status']:<10} {s['code']:<7} "
+            f"{_rel(s['path'])}:{s['line']} ({s['function']})  {s['op'] or '?'}{allowed}")
+
+
 def render_text(data: dict, sites: List[dict], not_seen: List[Finding]) -> str:
     total = sum(s["count"] for s in sites)
     stall = sum(s["stall_us"] for s in sites) / 1000.0
-    out = [f"trace: {data.get('steps', 0)} optimizer step(s), {total} sync(s) at {len(sites)} site(s), "
-           f"total host stall {stall:.1f} ms"
-           + (f" ({data['warmup_syncs']} sync(s) in {data['warmup']} warm-up step(s) left out)"
-              if data.get("warmup") else "")]
+    steps = steady_steps(data)
+    apart = []
+    if data.get("setup_syncs"):
+        apart.append(f"{data['setup_syncs']} in set-up before the first step")
+    if data.get("warmup"):
+        apart.append(f"{data.get('warmup_syncs', 0)} in {data['warmup']} warm-up step(s)")
+    out = [f"trace: {data.get('steps', 0)} optimizer step(s), {steps} in the steady state: {total} sync(s) at "
+           f"{len(sites)} site(s), total host stall {stall:.1f} ms"
+           + (f" ({', '.join(apart)}: reported apart)" if apart else "")]
     if sites:
         out.append(f"{'stall ms':>10} {'count':>7} {'per step':>8}  {'status':<10} {'code':<7} site  op")
-        steps = max(int(data.get("steps") or 0) - int(data.get("warmup") or 0), 0)
         for s in sites:
-            per = f"{s['count'] / steps:.1f}" if steps else "-"
-            allowed = " (allowed)" if s.get("allowed") else ""
-            out.append(f"{s['stall_us'] / 1000:>10.2f} {s['count']:>7} {per:>8}  {s['status']:<10} {s['code']:<7} "
-                       f"{_rel(s['path'])}:{s['line']} ({s['function']})  {s['op'] or '?'}{allowed}")
-    counts = {k: sum(1 for s in sites if s["status"] == k) for k in ("confirmed", "unflagged")}
+            out.append(_row(s, steps))
+    setup = data.get("setup_sites") or []
+    if setup:
+        out.append("set-up and warm-up (not counted per step):")
+        out.append(f"{'stall ms':>10} {'count':>7} {'phase':>8}  {'status':<10} {'code':<7} site  op")
+        for s in setup:
+            row = _row(s, None)
+            out.append(row[:19] + f"{s.get('phase', 'setup'):>8}" + row[27:])
+    counts = {k: sum(1 for s in sites + setup if s["status"] == k) for k in ("confirmed", "unflagged")}
     out.append(f"join: {counts['confirmed']} confirmed (flagged and seen), {counts['unflagged']} seen but never "
                f"flagged (TSL900), {len(not_seen)} flagged but never seen")
     for f in not_seen:
@@ -178,8 +217,11 @@ def render_text(data: dict, sites: List[dict], not_seen: List[Finding]) -> str:
 
 
 def render_json(data: dict, sites: List[dict], not_seen: List[Finding]) -> str:
-    doc = {k: data.get(k) for k in ("steps", "warmup", "warmup_syncs", "stopped", "exit", "error", "main_file")}
+    doc = {k: data.get(k) for k in ("steps", "warmup", "warmup_syncs", "setup_syncs", "stopped", "exit", "error",
+                                     "main_file", "inputs_recorded")}
+    doc["steady_steps"] = steady_steps(data)
     doc["sites"] = sites
+    doc["setup_sites"] = data.get("setup_sites") or []
     doc["not_seen"] = [f.to_json() for f in not_seen]
     doc["summary"] = {"syncs": sum(s["count"] for s in sites), "sites": len(sites),
                       "stall_us": round(sum(s["stall_us"] for s in sites), 1),
@@ -217,6 +259,7 @@ def rerender(opts) -> int:
         with open(opts.from_json, encoding="utf-8") as fh:
             doc = json.load(fh)
         sites = doc["sites"]
+        doc.setdefault("setup_sites", [])
         not_seen = [Finding(**{k: f[k] for k in ("path", "line", "col", "end_line", "end_col", "code", "name",
                                                   "message")}) for f in doc.get("not_seen", [])]
     except (OSError, ValueError, KeyError, TypeError) as exc:

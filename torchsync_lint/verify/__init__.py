@@ -22,7 +22,7 @@ def cli_verify(args, config, result, note: Callable[[str], None], linted: List[s
         note("torchsync-lint: error: --verify-timeout must be positive")
         return EXIT_UNAVAILABLE
     opts = VerifyOptions(mode=mode_of(args), entries=list(args.verify_entry), fixes=args.verify_fixes,
-                         timeout=args.verify_timeout)
+                         timeout=args.verify_timeout, inputs=getattr(args, "verify_inputs", None))
     try:
         report = run_verify(result.findings, opts, linted, config.hot_functions, on_note=note)
     except VerifyUnavailable as exc:

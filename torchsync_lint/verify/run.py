@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -33,6 +34,8 @@ class VerifyOptions:
     short_sleep_ms: float = 5.0  # snippet mode times with this; the long sleep only where it cannot tell
     reps: int = 3
     sys_path: List[str] = field(default_factory=list)
+    inputs: Optional[str] = None  # a recorded-inputs file (trace --record-inputs): replay with observed values
+    children: int = 0  # child processes for snippet mode (0: by the number of files and findings)
 
 
 @dataclass
@@ -93,14 +96,48 @@ class Verifier:
         self.extracted: Dict[int, snippet.Extracted] = {}
         self.hello: Optional[dict] = None
         self.report = VerifyReport(findings)
+        self._started: List[runner.Started] = []
+        self._t_started: Optional[float] = None
+        self.child_startups: List[dict] = []
 
     # -- extraction -------------------------------------------------------------------------
+    def recorded(self) -> Dict[str, List[dict]]:
+        """Recorded function entries per real path (``--inputs``)."""
+        if not self.opts.inputs:
+            return {}
+        from torchsync_lint.guard.inputs import load
+
+        try:
+            records = load(self.opts.inputs)
+        except (OSError, ValueError) as exc:
+            raise VerifyUnavailable(f"--inputs {self.opts.inputs}: {exc}") from exc
+        out: Dict[str, List[dict]] = {}
+        for r in records:
+            out.setdefault(norm(r["path"]), []).append(r)
+        self.note(f"verify: {len(records)} recorded function entries from {self.opts.inputs}")
+        return out
+
     def extract(self) -> None:
         by_file: Dict[str, List[Tuple[int, Finding]]] = {}
         for i, f in enumerate(self.findings):
             by_file.setdefault(f.path, []).append((i, f))
-        for path, items in by_file.items():
-            self.extracted.update(snippet.extract_file(path, items, self.hot_functions))
+        recorded = self.recorded()
+        jobs = [(path, items, self.hot_functions, recorded.get(norm(path), [])) for path, items in by_file.items()]
+        workers = _workers(len(jobs))
+        if workers > 1 and not self.opts.fixes:  # files are independent: extract them on every core
+            import concurrent.futures as cf
+            import multiprocessing as mp
+
+            try:
+                ctx = mp.get_context("fork")
+                with cf.ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+                    for got in pool.map(_extract_plain, jobs, chunksize=1):
+                        self.extracted.update(got)
+                return
+            except (OSError, ValueError, cf.process.BrokenProcessPool):
+                self.extracted.clear()  # no processes here: one by one below
+        for job in jobs:
+            self.extracted.update(snippet.extract_file(*job))
 
     def spans(self) -> Dict[int, Span]:
         return {k: ex.span for k, ex in self.extracted.items()}
@@ -126,7 +163,8 @@ class Verifier:
         for key, ex in self.extracted.items():
             if ex.failure is None and ex.stmt is not None:
                 by_file.setdefault(ex.span.path, []).append(key)
-        tasks = []
+        groups: List[List[dict]] = []
+        tasks: List[dict] = []
         for path, keys in sorted(by_file.items()):
             info = snippet.module_info(path)
             for key in sorted(keys):
@@ -139,12 +177,65 @@ class Verifier:
                 tasks.append(task)
         if not tasks:
             return []
+        # several children on the one GPU, each a share of the files (a file's tasks stay together:
+        # its module is imported once); the timing oracle holds under contention, since a sync still
+        # waits for the child's own queued sleep and a statement that does not sync waits for nothing
+        n = self.n_children()
+        if n > 1:
+            size: Dict[int, int] = {}
+            buckets: Dict[int, List[dict]] = {i: [] for i in range(n)}
+            for path in sorted(by_file, key=lambda p: -len(by_file[p])):
+                i = min(range(n), key=lambda b: size.get(b, 0))
+                chosen = [t for t in tasks if t["path"] == self.extracted[by_file[path][0]].span.path]
+                buckets[i].extend(chosen)
+                size[i] = size.get(i, 0) + len(chosen)
+            groups = [sorted(b, key=lambda t: (t["path"], t["id"])) for b in buckets.values() if b]
+        else:
+            groups = [tasks]
         return [{"kind": "snippet", "mode": self.opts.mode, "settings": _settings(self.opts),
-                 "sys_path": self.opts.sys_path + [os.getcwd()], "tasks": tasks}]
+                 "sys_path": self.opts.sys_path + [os.getcwd()], "tasks": g} for g in groups]
+
+    def n_children(self) -> int:
+        """Child processes for snippet mode: by the files and findings of the run (known before
+        extraction, so that the children can start while it runs)."""
+        if self.opts.children:
+            return self.opts.children
+        return _children(len({f.path for f in self.findings}), len(self.findings))
+
+    def start_children(self) -> None:
+        """Start the snippet children now: their torch import, CUDA initialisation and sleep
+        calibration overlap the extraction (they wait for their job on stdin)."""
+        if os.environ.get("TORCHSYNC_VERIFY_NO_PRESTART"):
+            return
+        self._started = [runner.start(self.opts.mode, _settings(self.opts), self.opts.python)
+                         for _ in range(self.n_children())]
+        self._t_started = time.monotonic()
+
+    def _close_started(self) -> None:
+        for st in self._started:
+            st.close()
+        self._started = []
 
     def run_snippets(self, with_fixes: bool) -> Dict[int, dict]:
+        jobs = self.snippet_jobs(with_fixes)
+        started = list(self._started)
+        self._started = []
+        pairs = [(job, started.pop(0) if started else None) for job in jobs]
+        for st in started:  # fewer jobs than children (findings the extraction gave up on)
+            st.close()
+        if len(pairs) > 1:
+            import concurrent.futures as cf
+
+            results: Dict[int, dict] = {}
+            with cf.ThreadPoolExecutor(len(pairs)) as pool:
+                for res in pool.map(lambda pair: self._run_snippet_job(*pair), pairs):
+                    results.update(res)
+            return results
+        return self._run_snippet_job(*pairs[0]) if pairs else {}
+
+    def _run_snippet_job(self, job: dict, pre: Optional[runner.Started] = None) -> Dict[int, dict]:
         results: Dict[int, dict] = {}
-        for job in self.snippet_jobs(with_fixes):
+        for job in [job]:
             files = {t["id"]: t["path"] for t in job["tasks"]}
             n_files = len(set(files.values()))
             started: Dict[str, int] = {}
@@ -157,8 +248,11 @@ class Verifier:
                     count = sum(1 for p in files.values() if p == path)
                     self.note(f"verify: {path} ({count} finding(s), file {started[path]}/{n_files})")
 
-            res = runner.run_job(job, self.opts.timeout, python=self.opts.python, on_progress=progress)
+            res = runner.run_job(job, self.opts.timeout, python=self.opts.python, on_progress=progress,
+                                 started=pre)
             self._check_hello(res)
+            if res.hello:
+                self.child_startups.append(dict(res.hello.get("startup") or {}))
             results.update(res.results)
         return results
 
@@ -181,6 +275,8 @@ class Verifier:
         ev.ran = bool(r.get("ran"))
         ev.error = r.get("error") or (r.get("cpu_error") if not ev.ran else None)
         ev.guessed = list(r.get("guessed") or [])
+        ev.observed = list(r.get("observed") or [])
+        ev.inputs = r.get("inputs")
         ev.notes = list(ex.notes)
         if not ev.ran and not ev.events and not (ev.timing_syncs or 0) and r.get("expr"):
             xr = r["expr"]
@@ -189,6 +285,8 @@ class Verifier:
             xsyncs, xexcess = _timing(xr.get("lines"), ex.span, xr.get("sleep_us"))
             if xevents or (xsyncs or 0) > 0:
                 ev.events = xevents
+                ev.guessed = sorted(set(ev.guessed) | set(xr.get("guessed") or []))
+                ev.inputs = xr.get("inputs") or ev.inputs
                 ev.timing_syncs, ev.timing_excess_us = (xsyncs, xexcess) if mode != "predict" else (None, None)
                 ev.notes.append("measured on the flagged expression alone (the statement needs inputs "
                                 f"that could not be synthesised: {ev.error})")
@@ -287,7 +385,17 @@ class Verifier:
 
     # -- all --------------------------------------------------------------------------------
     def run(self) -> VerifyReport:
+        t0 = time.monotonic()
+        if self.findings and not self.opts.entries:
+            self.start_children()
+        try:
+            return self._run(t0)
+        finally:
+            self._close_started()
+
+    def _run(self, t0: float) -> VerifyReport:
         self.extract()
+        t_extracted = time.monotonic()
         records: Dict[int, List[dict]] = {k: [] for k in range(len(self.findings))}
         fix_records: Dict[int, dict] = {}
         for key, ex in self.extracted.items():
@@ -315,6 +423,7 @@ class Verifier:
                     fix_records[key] = self.fix_record(key, r)
         elif self.findings:
             results = self.run_snippets(with_fixes=self.opts.fixes)
+            self._note_times(t0, t_extracted, results)
             for key, r in results.items():
                 rec = decide(self.snippet_evidence(key, r))
                 if r.get("seconds") is not None:
@@ -335,11 +444,48 @@ class Verifier:
         self.report.findings = sorted(self.findings + extra, key=Finding.sort_key)
         return self.report
 
+    def _note_times(self, t0: float, t_extracted: float, results: Dict[int, dict]) -> None:
+        """Where the time went (bench/verify_speed.py prints this line)."""
+        secs = [r["seconds"] for r in results.values() if r.get("seconds") is not None]
+        imports = [r["import_s"] for r in results.values() if r.get("import_s") is not None]
+        st = self.child_startups
+        def worst(key):
+            vals = [x[key] for x in st if x.get(key) is not None]
+            return f"{max(vals):.2f}" if vals else "?"
+        self.note(f"verify: time: extraction {t_extracted - t0:.2f} s, children {len(st)} (torch import "
+                  f"{worst('torch_import_s')} s, CUDA init {worst('cuda_init_s')} s, calibration "
+                  f"{worst('calibrate_s')} s, the slowest of each), module imports {sum(imports):.2f} s, "
+                  f"tasks {sum(secs) - sum(imports):.2f} s (sum over children), snippets done after "
+                  f"{time.monotonic() - t0:.2f} s")
+
     def probe(self) -> None:
         """No findings to run: still say whether a CUDA device is there (exit 2 when not)."""
         job = {"kind": "probe", "mode": self.opts.mode, "settings": _settings(self.opts), "tasks": []}
         res = runner.run_job(job, self.opts.timeout, python=self.opts.python)
         self._check_hello(res)
+
+
+def _children(n_files: int, n_tasks: int) -> int:
+    env = os.environ.get("TORCHSYNC_VERIFY_CHILDREN")
+    if env and env.isdigit():
+        return max(1, int(env))
+    if n_tasks < 40 or n_files < 4:
+        return 1
+    return max(1, min(4, n_files // 4, (os.cpu_count() or 1) // 2))
+
+
+def _workers(n_files: int) -> int:
+    if n_files < 4 or os.environ.get("TORCHSYNC_VERIFY_SERIAL"):
+        return 1
+    return max(1, min(n_files // 2, os.cpu_count() or 1, 16))
+
+
+def _extract_plain(job) -> Dict[int, "snippet.Extracted"]:
+    """One file's extraction in a worker process, without the syntax nodes (they are for rewrites)."""
+    out = snippet.extract_file(*job)
+    for ex in out.values():
+        ex.node = ex.stmt_node = None
+    return out
 
 
 def _display(path: str) -> str:
