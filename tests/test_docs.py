@@ -20,6 +20,10 @@ DOCS = REPO / "docs"
 CODE_BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 
 
+def test_rule_pages_are_written_to_the_repositorys_docs():
+    assert docgen.DOCS == DOCS / "rules"  # not a docs/ folder inside the package
+
+
 def test_generated_rule_pages_are_current():
     proc = subprocess.run([sys.executable, "-m", "torchsync_lint.cli.docgen", "--check"], cwd=REPO,
                           capture_output=True, text=True, timeout=120)
