@@ -175,6 +175,10 @@ def _main(argv: Optional[List[str]]) -> int:
         from torchsync_lint.catalog.cli import main as catalog_main
 
         return catalog_main(argv[1:])
+    if argv[:1] == ["server"]:  # `torchsync-lint server`: the language server, torchsync_lint/server/
+        from torchsync_lint.server import main as server_main
+
+        return server_main(argv[1:])
     parser = build_parser()
     try:
         from torchsync_lint.verify.cli_options import normalize_argv
