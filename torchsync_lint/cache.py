@@ -21,6 +21,8 @@ from typing import Optional
 import libcst
 
 FORMAT = 1
+# what the cache folder writes about itself, as Ruff's and pytest's do: git never lists its entries
+GITIGNORE = "# written by torchsync-lint: its cache, never to be committed\n*\n"
 
 
 @lru_cache(maxsize=None)
@@ -67,11 +69,24 @@ class ReportCache:
             return None
         return entry["data"]
 
+    def _ignore_itself(self) -> None:
+        """A ``.gitignore`` of ``*`` in the cache folder (once; an existing one is left alone)."""
+        path = os.path.join(self.directory, ".gitignore")
+        if os.path.exists(path):
+            return
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except OSError:  # written by a concurrent run, or a read-only folder: nothing to do
+            return
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(GITIGNORE)
+
     def put(self, k: str, data: dict) -> None:
         target = self._file(k)
         tmp = None
         try:
             os.makedirs(os.path.dirname(target), exist_ok=True)
+            self._ignore_itself()
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump({"key": k, "data": data}, fh, separators=(",", ":"))
