@@ -47,7 +47,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 
 from torchsync_lint.config import KEYS  # noqa: E402
-from torchsync_lint.registry import all_rules  # noqa: E402
+from torchsync_lint.rules.registry import all_rules  # noqa: E402
 
 ERROR_RE = re.compile(r"^(?P<path>.+?)(?::\d+(?::\d+)?)?: error: (?P<message>.*)$")
 TRACEBACK = "Traceback (most recent call last)"

@@ -18,12 +18,14 @@ import libcst as cst
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from torchsync_lint import engine, registry  # noqa: E402
+from torchsync_lint.check import file as file_check  # noqa: E402
 from torchsync_lint.config import Config  # noqa: E402
-from torchsync_lint.engine import Options, check_file  # noqa: E402
+from torchsync_lint.check.report import Options  # noqa: E402
+from torchsync_lint.run.cached_check import check_file  # noqa: E402
+from torchsync_lint.run.files import iter_python_files  # noqa: E402
 from torchsync_lint.inference.project import Project  # noqa: E402
-from torchsync_lint.project_pass import project_pass  # noqa: E402
-from torchsync_lint.rule import Rule  # noqa: E402
+from torchsync_lint.run.project_pass import project_pass  # noqa: E402
+from torchsync_lint.rules.base import Rule  # noqa: E402
 
 _EMPTY = cst.Module([])
 
@@ -69,7 +71,7 @@ def main(argv) -> int:
         with open(saved) as fh:
             interfaces = json.load(fh)
     else:
-        files = [p for p, _ in engine.iter_python_files([root], config)]
+        files = [p for p, _ in iter_python_files([root], config)]
         reports = [check_file(f, options) for f in files]
         reports = project_pass(reports, options, 2)
         interfaces = {r.interface["module"]: r.interface for r in reports if r.interface is not None}
@@ -81,14 +83,14 @@ def main(argv) -> int:
         path = path if os.path.exists(path) else os.path.join(root, path)
         wanted = open(path, encoding="utf-8").read().splitlines()[int(line) - 1].strip()
         print(f"{target}: {wanted}")
-        original = registry.select_rules
-        engine.select_rules = lambda *a: [_probe(wanted)]
+        original = file_check.select_rules
+        file_check.select_rules = lambda *a: [_probe(wanted)]
         try:
             report = check_file(path, options, None, project)
             if report.error is not None:
                 print(report.error)
         finally:
-            engine.select_rules = original
+            file_check.select_rules = original
     return 0
 
 

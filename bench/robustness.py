@@ -25,9 +25,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 
-from torchsync_lint import engine  # noqa: E402
+import linter_api  # noqa: E402
 from torchsync_lint.config import Config  # noqa: E402
-from torchsync_lint.registry import all_rules  # noqa: E402
+from torchsync_lint.rules.registry import all_rules  # noqa: E402
+
+engine = linter_api.load()
 
 ERROR_RE = re.compile(r"^(?P<path>.+?)(?::\d+(?::\d+)?)?: error: (?P<message>.*)$")
 

@@ -25,12 +25,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def measure(corpus: str, limit, repeat: int) -> dict:
     import libcst as cst
 
-    from torchsync_lint import engine, walk
+    import linter_api
+
+    engine = linter_api.load()
+    walk = engine.walk
     from torchsync_lint.config import Config
     from torchsync_lint.inference.context import FileContext
     from torchsync_lint.inference.evaluate import Evaluator
     from torchsync_lint.inference.index import FileIndex
-    from torchsync_lint.registry import all_rules
+    try:
+        from torchsync_lint.rules.registry import all_rules
+    except ImportError:  # before the layout by stage
+        from torchsync_lint.registry import all_rules
 
     files = [p for p, _ in engine.iter_python_files([corpus], Config(respect_gitignore=False))][:limit]
     sources = [open(f, encoding="utf-8", errors="replace").read() for f in files]

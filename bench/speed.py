@@ -4,8 +4,8 @@
     python bench/speed.py [--corpus DIR] [--limit N] [--repeat R] [--jobs J] [--profile]
 
 On the same files it times (a) bare ``libcst.parse_module``, single process; (b) our whole
-per-file check (``engine.check_file``, every rule on), single process; (c) a whole run
-(``engine.lint_paths``) on all cores; with ``--cache`` (d, e) that run filling, then reusing, a
+per-file check (``check_file``, every rule on), single process; (c) a whole run
+(``lint_paths``) on all cores; with ``--cache`` (d, e) that run filling, then reusing, a
 report cache. Then the pieces of (b), each timed alone on modules
 parsed beforehand: index walk, rule walk, positions, hot-path classification. With several
 repeats the fastest of each is kept. Timings only; nothing here asserts a speed.
@@ -28,15 +28,17 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 import libcst as cst  # noqa: E402
 
-from torchsync_lint import engine, walk  # noqa: E402
+import linter_api  # noqa: E402
 from torchsync_lint.config import Config  # noqa: E402
 from torchsync_lint.inference.context import FileContext  # noqa: E402
 from torchsync_lint.inference.evaluate import Evaluator  # noqa: E402
 from torchsync_lint.inference.hotness import CallGraph, summarise  # noqa: E402
 from torchsync_lint.inference.index import FileIndex  # noqa: E402
-from torchsync_lint.noqa import Suppressions  # noqa: E402
-from torchsync_lint.positions import positions  # noqa: E402
-from torchsync_lint.registry import all_rules, select_rules  # noqa: E402
+from torchsync_lint.check.noqa import Suppressions  # noqa: E402
+from torchsync_lint.rules.registry import all_rules, select_rules  # noqa: E402
+
+engine = linter_api.load()
+walk = engine.walk
 
 DEFAULT_CORPUS = os.path.join(HERE, "corpus")
 
@@ -87,7 +89,7 @@ class _Empty(cst.CSTVisitor):
 
 STAGES = (
     "LibCST empty CSTVisitor pass (reference)",
-    "our empty walk (torchsync_lint.walk)",
+    "our empty walk (torchsync_lint.syntax.walk)",
     "index walk (FileIndex)",
     "call-graph summary",
     "rule walk (all rules + inference)",
@@ -136,7 +138,7 @@ def _stage_times(chunk, options, rules_classes, repeat: int) -> Tuple[List[float
 
     def pos():  # as check_source does it: the statements holding findings, placed in the source
         for s, m, idx, f, st in with_findings:
-            positions(m, (x.node for x in f), s, engine._places(m, idx, f, st))
+            engine.positions(m, (x.node for x in f), s, engine.places(m, idx, f, st))
 
     t_pos, _ = best_of(repeat, pos)
     t_noqa, _ = best_of(repeat, lambda: [Suppressions(s) for s, *_ in with_findings])
@@ -200,9 +202,9 @@ def main(argv=None) -> int:
         args.repeat, lambda: engine.lint_paths(files, config, jobs=1))
     t_par, result = best_of(args.repeat, lambda: engine.lint_paths(files, config, jobs=jobs), time.perf_counter)
     rows = [("(a) bare libcst.parse_module, 1 process, CPU", t_parse),
-            ("(b) engine.check_file, 1 process, CPU", t_ours or float("nan")),
-            ("(b2) engine.lint_paths, whole project, 1 process, CPU", t_whole or float("nan")),
-            (f"(c) engine.lint_paths, {jobs} processes, wall", t_par)]
+            ("(b) check_file, 1 process, CPU", t_ours or float("nan")),
+            ("(b2) lint_paths, whole project, 1 process, CPU", t_whole or float("nan")),
+            (f"(c) lint_paths, {jobs} processes, wall", t_par)]
     if args.cache:
         with tempfile.TemporaryDirectory() as cache_dir:
             t_fill, _ = best_of(1, lambda: engine.lint_paths(files, config, jobs=jobs, cache_dir=cache_dir),

@@ -131,16 +131,16 @@ def test_no_traceback_from_a_subprocess_on_every_kind_of_bad_input(project):
 
 
 def test_internal_error_in_a_rule_is_reported_per_file(project, capsys, monkeypatch):
-    from torchsync_lint import engine
+    from torchsync_lint.check import file as file_check
 
-    real = engine.check_source
+    real = file_check.check_source
 
     def flaky(source, path, *args, **kwargs):
         if path.endswith("boom.py"):
             raise KeyError("simulated bug")
         return real(source, path, *args, **kwargs)
 
-    monkeypatch.setattr(engine, "check_source", flaky)
+    monkeypatch.setattr(file_check, "check_source", flaky)
     (project / "boom.py").write_text(SYNC)
     rc, out, err = lint(capsys, "boom.py", "good.py")
     assert rc == 2 and out.startswith(GOOD_FINDING)

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from torchsync_lint import baseline, cli
+from torchsync_lint import cli
+from torchsync_lint.adopt import baseline
 
 HEAD = "import torch\nfrom torch import nn\n\n\nclass L(nn.Module):\n    def forward(self, x):\n"
 BODY = "        a = x.sum().item()\n        b = x.max().item()\n        return a + b\n"

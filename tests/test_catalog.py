@@ -8,7 +8,8 @@ import sys
 import pytest
 
 from torchsync_lint import catalog
-from torchsync_lint.catalog import claims, report
+from torchsync_lint.cli import catalog_report as report
+from torchsync_lint.rules import claims
 
 
 def test_catalog_meets_the_sweep_targets():
@@ -72,7 +73,7 @@ def test_data_file_is_deterministic_and_small():
 
 def test_loading_the_catalog_never_imports_torch():
     code = ("import sys, torchsync_lint.catalog as c; c.syncing_callables(); "
-            "from torchsync_lint.catalog import claims; [claims.claimed_calls(m) for m in claims.rule_modules().values()]; "
+            "from torchsync_lint.rules import claims; [claims.claimed_calls(m) for m in claims.rule_modules().values()]; "
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
@@ -111,7 +112,7 @@ def test_claims_are_read_from_rule_data():
 
 
 def test_docs_catalog_is_up_to_date():
-    assert report.main(["--check"]) == 0, "run: python -m torchsync_lint.catalog.report"
+    assert report.main(["--check"]) == 0, "run: python -m torchsync_lint.cli.catalog_report"
 
 
 def test_sweep_synthesises_runnable_variants_on_cpu():

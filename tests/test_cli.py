@@ -13,7 +13,7 @@ import textwrap
 import pytest
 
 from torchsync_lint import __version__, cli
-from torchsync_lint.registry import all_rules
+from torchsync_lint.rules.registry import all_rules
 
 SYNC = textwrap.dedent("""\
     import torch
@@ -277,7 +277,7 @@ def test_explain_unknown_code(capsys):
 def test_list_rules(capsys):
     rc, out, _ = run(capsys, "--list-rules")
     assert rc == 0
-    from torchsync_lint.noqa import META_RULES
+    from torchsync_lint.check.noqa import META_RULES
 
     assert [line.split()[0] for line in out.splitlines()] == sorted([*all_rules(), *(r.code for r in META_RULES)])
 

@@ -10,7 +10,7 @@ import pytest
 
 from torchsync_lint import cli
 from torchsync_lint.finding import FileError, Finding
-from torchsync_lint.output import Extras, summary_line
+from torchsync_lint.cli.output import Extras, summary_line
 
 HEAD = "import torch\nfrom torch import nn\n\n\nclass L(nn.Module):\n    def forward(self, x):\n"
 SYNC = HEAD + "        a = x.sum().item()\n        b = x.max().item()\n        return a + b\n"
@@ -120,7 +120,7 @@ def test_summary_counts_hidden_baseline_and_fixable():
 
 
 def test_summary_uses_the_hidden_findings_the_engine_gives(project, capsys, monkeypatch):
-    from torchsync_lint import adoption
+    from torchsync_lint.cli import lint as adoption
 
     real = adoption.lint_paths
 
@@ -204,7 +204,7 @@ def test_unused_noqa_is_listed_and_selectable(capsys):
 def test_sarif_help_links_point_at_pages_that_exist(project, capsys):
     from pathlib import Path
 
-    from torchsync_lint.output import DOCS_BASE
+    from torchsync_lint.cli.output import DOCS_BASE
 
     (project / "m.py").write_text(SYNC.replace("return a + b", "return a + b  # noqa: TSL002"))
     doc = json.loads(run(capsys, "--output-format", "sarif", "m.py")[1])
@@ -227,7 +227,7 @@ def test_noqa_text_inside_a_string_is_not_a_directive(project, capsys):
 
 
 def test_add_noqa_never_edits_a_string(project, capsys):
-    from torchsync_lint.noqa import add_noqa
+    from torchsync_lint.adopt.add_noqa import add_noqa
 
     src = 'x = f("# noqa: E1", t.item())\ny = g(t.item())  # keep\n'
     out, n = add_noqa(src, {1: ["TSL001"], 2: ["TSL001"]})

@@ -4,7 +4,8 @@ selection resolves by specificity, as Ruff's does."""
 import pytest
 
 from torchsync_lint import cli
-from torchsync_lint.config import RuleSelection, resolve_selection, rule_defaults
+from torchsync_lint.config import RuleSelection
+from torchsync_lint.run.settings import resolve_selection, rule_defaults
 
 SYNC = "import torch\nfrom torch import nn\n\n\nclass L(nn.Module):\n    def forward(self, x):\n        return x.item()\n"
 
@@ -118,7 +119,7 @@ def test_python_310_gets_tomli_and_libcst_is_bounded():
     change in a major release, so the dependency stops before 2."""
     from pathlib import Path
 
-    from torchsync_lint.config import tomllib  # tomli on 3.10
+    from torchsync_lint.run.settings import tomllib  # tomli on 3.10
 
     project = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     deps = {d.split(">")[0].split("=")[0].split(";")[0].strip(): d for d in project["dependencies"]}
@@ -133,7 +134,7 @@ def test_package_is_typed():
     from pathlib import Path
 
     import torchsync_lint
-    from torchsync_lint.config import tomllib
+    from torchsync_lint.run.settings import tomllib
 
     assert (Path(torchsync_lint.__file__).parent / "py.typed").is_file()
     pyproject = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text(encoding="utf-8"))

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from torchsync_lint import docgen
+from torchsync_lint.cli import docgen
 from torchsync_lint.cli import build_parser
 from torchsync_lint.config import KEYS, Config
-from torchsync_lint.engine import lint_source
-from torchsync_lint.registry import all_rules
-from torchsync_lint.rule import DOC_SECTIONS
+from torchsync_lint import lint_source
+from torchsync_lint.rules.registry import all_rules
+from torchsync_lint.rules.base import DOC_SECTIONS
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
@@ -21,9 +21,9 @@ CODE_BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 
 
 def test_generated_rule_pages_are_current():
-    proc = subprocess.run([sys.executable, "-m", "torchsync_lint.docgen", "--check"], cwd=REPO,
+    proc = subprocess.run([sys.executable, "-m", "torchsync_lint.cli.docgen", "--check"], cwd=REPO,
                           capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, "docs/rules is stale: run `python -m torchsync_lint.docgen`\n" + proc.stderr
+    assert proc.returncode == 0, "docs/rules is stale: run `python -m torchsync_lint.cli.docgen`\n" + proc.stderr
 
 
 @pytest.mark.parametrize("damage", ["edit", "delete", "extra"])

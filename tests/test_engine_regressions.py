@@ -12,10 +12,15 @@ import pathlib
 import libcst as cst
 import pytest
 
-from torchsync_lint import engine, walk
+from torchsync_lint.check.lint_source import lint_source
+from torchsync_lint.run.tree import lint_paths
+from torchsync_lint.check import file as file_check
+from torchsync_lint.check.walker import RuleWalker
+from torchsync_lint.run import cached_check
+from torchsync_lint.syntax import walk
 from torchsync_lint.config import Config
 from torchsync_lint.inference.context import FileContext
-from torchsync_lint.registry import all_rules
+from torchsync_lint.rules.registry import all_rules
 
 TESTS = pathlib.Path(__file__).parent
 FIXTURES = sorted((TESTS / "fixtures").glob("*.py"))
@@ -162,7 +167,7 @@ def test_visitor_return_false_prunes_like_libcst():
 def _findings(source: str, path: str):
     config = Config(select=list(all_rules()), include_cold=True)
     return [(f.line, f.col, f.end_line, f.end_col, f.code, f.message, f.temperature)
-            for f in engine.lint_source(source, path, config)]
+            for f in lint_source(source, path, config)]
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
@@ -171,9 +176,9 @@ def test_fast_paths_find_what_the_plain_paths_find(path, monkeypatch):
     evaluator asked each time + positions from generating the whole module."""
     source = path.read_text(encoding="utf-8")
     fast = _findings(source, str(path))
-    monkeypatch.setattr(engine.RuleWalker, "run", lambda self, module: module.visit(self) and {})
-    monkeypatch.setattr(engine, "_places", lambda *args: None)
-    monkeypatch.setattr(engine.walk, "visit", lambda module, visitor: module.visit(visitor))
+    monkeypatch.setattr(RuleWalker, "run", lambda self, module: module.visit(self) and {})
+    monkeypatch.setattr(file_check, "places", lambda *args: None)
+    monkeypatch.setattr(file_check.walk, "visit", lambda module, visitor: module.visit(visitor))
     monkeypatch.setattr(FileContext, "value", lambda self, expr: self.evaluator.infer(expr, self.scope))
     monkeypatch.setattr(FileContext, "qualname", lambda self, expr: self.aliases.qualify(expr))
     assert fast == _findings(source, str(path))
@@ -190,7 +195,7 @@ def test_value_memo_is_dropped_when_a_name_is_rebound():
         "            pass\n"
         "        return x.item()\n"
     )
-    got = [(f.line, f.code) for f in engine.lint_source(source, "m.py", Config(select=["TSL001"]))]
+    got = [(f.line, f.code) for f in lint_source(source, "m.py", Config(select=["TSL001"]))]
     assert got == [(4, "TSL001")]
 
 
@@ -236,7 +241,7 @@ POSITION_CASES = {
 
 @pytest.mark.parametrize("name", sorted(POSITION_CASES))
 def test_positions_per_statement_match_whole_module(name):
-    from torchsync_lint.positions import positions
+    from torchsync_lint.check.positions import positions
 
     source = POSITION_CASES[name]
     module = cst.parse_module(source)
@@ -274,7 +279,7 @@ def test_positions_from_function_statements(source, monkeypatch):
     """Each finding placed through its function (methods, nested defs, tabs, a def under an
     `if`, duplicate method text) where it was placed from the whole module before."""
     fast = _findings(source, "m.py")
-    monkeypatch.setattr(engine, "_places", lambda *args: None)
+    monkeypatch.setattr(file_check, "places", lambda *args: None)
     assert fast == _findings(source, "m.py")
     assert [f[0] for f in fast if f[4] == "TSL001"] == [5, 8, 9, 11, 13, 16, 19]
 
@@ -290,15 +295,15 @@ def test_report_cache_reuses_unchanged_files_only(tmp_path, monkeypatch):
     config = Config(select=list(all_rules()))
 
     def run():
-        return [(f.path, f.line, f.code, f.temperature) for f in engine.lint_paths([str(pkg)], config, jobs=1,
+        return [(f.path, f.line, f.code, f.temperature) for f in lint_paths([str(pkg)], config, jobs=1,
                                                                                   cache_dir=cache_dir).findings]
 
     first = run()
     assert first and first == [(f.path, f.line, f.code, f.temperature)
-                               for f in engine.lint_paths([str(pkg)], config, jobs=1).findings]
+                               for f in lint_paths([str(pkg)], config, jobs=1).findings]
     checked = []
-    real = engine._check_data
-    monkeypatch.setattr(engine, "_check_data", lambda data, path, options, *rest: checked.append(path) or real(
+    real = cached_check.check_data
+    monkeypatch.setattr(cached_check, "check_data", lambda data, path, options, *rest: checked.append(path) or real(
         data, path, options, *rest))
     assert run() == first and checked == []  # every report from the cache
     model.write_text(model.read_text().replace("x.item()", "pass"))  # its interface is unchanged

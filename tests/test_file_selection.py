@@ -126,7 +126,7 @@ def test_plain_patterns_agree_with_pathspec_where_pathspec_is_missing(rel):
     """A bare interpreter without pathspec reads the usual patterns the same way (with a note)."""
     import pathspec
 
-    from torchsync_lint import files
+    from torchsync_lint.run import files
 
     patterns = ("build", "pkg/sub", "**/generated/*.py", "gen.py", "docs/", "# a comment", "")
     assert files._PlainSpec(patterns).match_file(rel) == pathspec.GitIgnoreSpec.from_lines(patterns).match_file(rel)

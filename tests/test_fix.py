@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from torchsync_lint import docgen
+from torchsync_lint.cli import docgen
 from torchsync_lint.cli import main
 from torchsync_lint.config import Config
-from torchsync_lint.engine import lint_source
-from torchsync_lint.fix import apply_fixes, fix_source
-from torchsync_lint.registry import all_rules
+from torchsync_lint import lint_source
+from torchsync_lint.adopt.fixes import apply_fixes, fix_source
+from torchsync_lint.rules.registry import all_rules
 
 REPO = Path(__file__).resolve().parent.parent
 FIXES = REPO / "tests" / "fixtures" / "fixes"

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from fixture_markers import expected, fixture_config, fixture_files, ok_lines
-from torchsync_lint.engine import lint_source
-from torchsync_lint.registry import all_rules
+from torchsync_lint import lint_source
+from torchsync_lint.rules.registry import all_rules
 
 FILES = fixture_files()
 

@@ -167,7 +167,7 @@ NOQA_LINES = textwrap.dedent("""\
 def test_noqa_pattern_is_flake8s():
     from flake8.defaults import NOQA_INLINE_REGEXP
 
-    from torchsync_lint.noqa import NOQA_INLINE
+    from torchsync_lint.check.noqa import NOQA_INLINE
 
     assert NOQA_INLINE is NOQA_INLINE_REGEXP  # imported, not copied: it cannot drift from flake8's
 
@@ -236,7 +236,7 @@ def test_plugin_needs_no_file_on_disk():
 
 
 def test_libcst_failure_is_one_error_for_the_file(caplog, monkeypatch):
-    from torchsync_lint.engine import SourceError
+    from torchsync_lint import SourceError
     from torchsync_lint.finding import FileError
 
     def fails(*args, **kwargs):
@@ -251,9 +251,9 @@ def test_libcst_failure_is_one_error_for_the_file(caplog, monkeypatch):
 CRASH_ON_BOOM = textwrap.dedent("""\
     import sys
     from flake8.main.cli import main
-    from torchsync_lint import engine
+    from torchsync_lint.check import lint_source
 
-    real = engine.check_source
+    real = lint_source.check_source
 
 
     def buggy(source, path, *args, **kwargs):  # a bug of ours, met only in one file
@@ -262,7 +262,7 @@ CRASH_ON_BOOM = textwrap.dedent("""\
         return real(source, path, *args, **kwargs)
 
 
-    engine.check_source = buggy
+    lint_source.check_source = buggy
     sys.exit(main(sys.argv[1:]))
 """)
 

@@ -3,7 +3,7 @@
 import textwrap
 
 from torchsync_lint.config import Config
-from torchsync_lint.engine import lint_source
+from torchsync_lint import lint_source
 
 SOURCE = textwrap.dedent('''
     import torch

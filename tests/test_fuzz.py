@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from torchsync_lint.config import Config
-from torchsync_lint.engine import lint_source
-from torchsync_lint.registry import all_rules
+from torchsync_lint import lint_source
+from torchsync_lint.rules.registry import all_rules
 
 REPO = Path(__file__).resolve().parent.parent
 SEED_CASES = REPO.parent / "shared" / "cases"

@@ -33,7 +33,7 @@ def global_settings():
             torch._C._is_torch_function_mode_enabled(), dict(state._states))
 
 
-def test_error_mode_raises_at_the_users_line_with_op_code_and_stall():
+def test_error_mode_raises_at_the_users_line_with_op_and_code():
     x = torch.ones(3)
     with pytest.raises(SyncError) as info:
         with guard():
@@ -41,7 +41,7 @@ def test_error_mode_raises_at_the_users_line_with_op_code_and_stall():
     ev = info.value.event
     assert (ev.path, ev.line) == (HERE, line_of("# SYNC-A"))
     assert ev.op.endswith("fake_sync") and ev.code == "TSL900" and ev.oracles == ["debug-mode"]
-    assert ev.stall_us is not None and ev.stall_us >= 0
+    assert ev.stall_us is None  # the debug mode alone does not time the wait (the GPU trace does)
     assert f"{HERE}:{ev.line}" in str(info.value) and "user stack" in str(info.value)
     # raised at the call itself (the first safe point), not at the end of the block
     assert any(entry.lineno + 1 == ev.line for entry in info.traceback)

@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 
 from guard_fakes import CpuBackend  # noqa: E402
 
-import torchsync_lint.engine  # noqa: E402,F401 - imported before pytester's in-process runs, which
+import torchsync_lint.check.lint_source  # noqa: E402,F401 - imported before pytester's in-process runs, which
 from torchsync_lint.guard import guard as guard_mod  # noqa: E402 - drop modules first imported inside them
 
 PLUGIN = "torchsync_lint.guard.pytest_plugin"

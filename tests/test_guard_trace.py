@@ -7,7 +7,8 @@ import textwrap
 
 import pytest
 
-from torchsync_lint import cli, trace_cli
+from torchsync_lint import cli
+from torchsync_lint.cli import trace as trace_cli
 
 MODEL = textwrap.dedent("""\
     import torch

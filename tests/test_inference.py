@@ -27,7 +27,7 @@ def probe(source: str, module: str = "m"):
             if isinstance(node.func, cst.Name) and node.func.value == "probe":
                 seen.append(self.ctx.value(node.args[0].value))
 
-    from torchsync_lint.engine import RuleWalker
+    from torchsync_lint.check.walker import RuleWalker
 
     tree.visit(RuleWalker(ctx, [Probe(ctx)]))
     return seen

@@ -7,7 +7,7 @@ finding was a false positive), checked both as inferred values and end to end th
 import textwrap
 
 from test_inference import probe
-from torchsync_lint.engine import lint_source
+from torchsync_lint import lint_source
 
 
 def codes(source: str):

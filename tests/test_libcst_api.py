@@ -34,7 +34,7 @@ def test_walk_sees_every_public_node_class():
 
     import libcst as cst
 
-    from torchsync_lint import walk
+    from torchsync_lint.syntax import walk
 
     public = {c for c in vars(cst).values() if inspect.isclass(c) and issubclass(c, cst.CSTNode)}
     assert set(walk._concrete_node_classes()) <= public

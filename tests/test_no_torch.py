@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parent.parent
 PROBE = textwrap.dedent("""\
     import contextlib, io, json, sys
     from torchsync_lint.cli import main
-    from torchsync_lint.registry import all_rules
+    from torchsync_lint.rules.registry import all_rules
 
     codes = ",".join(all_rules())
     paths = sys.argv[1:]

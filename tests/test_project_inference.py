@@ -6,7 +6,7 @@ import pytest
 
 from fixture_markers import expected
 from torchsync_lint.config import Config
-from torchsync_lint.engine import lint_paths, lint_source
+from torchsync_lint import lint_paths, lint_source
 
 PROJECTS = Path(__file__).parent / "projects"
 
@@ -66,7 +66,7 @@ def test_flake8_gives_the_cli_findings_on_a_warm_tree(tmp_path):
 def test_cache_answers_an_unchanged_tree_and_ignores_corrupt_entries(tmp_path, monkeypatch):
     import shutil
 
-    from torchsync_lint import engine
+    from torchsync_lint.run import cached_check
 
     root = tmp_path / "proj"
     shutil.copytree(PROJECTS / "crossfile", root)
@@ -80,8 +80,8 @@ def test_cache_answers_an_unchanged_tree_and_ignores_corrupt_entries(tmp_path, m
     assert cold == sorted((f.path, f.line, f.code, f.frequency)
                           for f in lint_paths([str(root)], Config(), jobs=1).findings)
     checked = []
-    real = engine._check_data
-    monkeypatch.setattr(engine, "_check_data", lambda *a, **k: checked.append(a[1]) or real(*a, **k))
+    real = cached_check.check_data
+    monkeypatch.setattr(cached_check, "check_data", lambda *a, **k: checked.append(a[1]) or real(*a, **k))
     assert run() == cold and checked == []  # warm: every answer from the cache
     entries = list(Path(cache).rglob("*.json"))
     assert entries

@@ -6,8 +6,9 @@ import sys
 
 import pytest
 
-from torchsync_lint import schema
-from torchsync_lint.config import KEYS, ConfigError, load
+from torchsync_lint.cli import schema
+from torchsync_lint.config import KEYS, ConfigError
+from torchsync_lint.run.settings import load
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -19,7 +20,7 @@ VALIDATOR = jsonschema.Draft202012Validator(json.loads(schema.SCHEMA.read_text(e
 
 
 def test_schema_file_is_generated_and_current():
-    assert schema.main(["--check"]) == 0, "run `python -m torchsync_lint.schema`"
+    assert schema.main(["--check"]) == 0, "run `python -m torchsync_lint.cli.schema`"
     jsonschema.Draft202012Validator.check_schema(json.loads(schema.SCHEMA.read_text(encoding="utf-8")))
 
 

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from torchsync_lint import cli
-from torchsync_lint.registry import all_rules
+from torchsync_lint.rules.registry import all_rules
 
 REPO = Path(__file__).resolve().parent.parent
 

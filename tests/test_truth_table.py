@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from torchsync_lint.engine import lint_source
+from torchsync_lint import lint_source
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))

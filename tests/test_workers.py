@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from torchsync_lint import workers
+from torchsync_lint.run import workers
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; PR_SET_PDEATHSIG is Linux's")
 
@@ -170,9 +170,10 @@ def test_a_worker_dying_costs_only_its_item():
 
 CRASH_ON_BOOM = """\
 import os, signal, sys
-from torchsync_lint import cli, engine
+from torchsync_lint import cli
+from torchsync_lint.check import file as file_check
 
-real = engine.check_source
+real = file_check.check_source
 
 
 def crashing(source, path, *args, **kwargs):  # a native crash, met only in one file
@@ -181,7 +182,7 @@ def crashing(source, path, *args, **kwargs):  # a native crash, met only in one 
     return real(source, path, *args, **kwargs)
 
 
-engine.check_source = crashing
+file_check.check_source = crashing
 sys.exit(cli.main(sys.argv[1:]))
 """
 

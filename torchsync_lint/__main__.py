@@ -1,5 +1,5 @@
 import sys
 
-from torchsync_lint.cli import main
+from torchsync_lint.cli.command import main
 
 sys.exit(main())

@@ -1,9 +1,40 @@
-"""The records a lint run produces: findings and per-file errors."""
+"""The records a lint run produces: findings, the fixes they carry (as data: ``adopt.fixes`` applies
+them), and per-file errors."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
+
+SAFE, UNSAFE = "safe", "unsafe"
+# Stands in a fix's text for the indentation of the enclosing block (continuation lines of a
+# bracketed expression), which a rule does not know; resolved against the file's text.
+INDENT = "\x00"
+
+
+@dataclass(frozen=True)
+class Hoist:
+    """A constant tensor to build once, in ``__init__``, as a non-persistent buffer."""
+
+    expression: str  # the constant, made on the CPU (the buffer moves with the module's .to())
+    init_params: str = ""  # what a new ``__init__`` takes and passes on ("" or "*args, **kwargs")
+
+
+@dataclass(frozen=True)
+class Fix:
+    applicability: str  # SAFE or UNSAFE
+    message: str  # what the fix does, one line
+    original: str  # the reported node's text, as the rule saw it
+    replacement: str  # its new text (with a hoist: ignored, the buffer's ``self.<name>`` is used)
+    imports: Tuple[str, ...] = ()  # modules the new text names (``torch``): imported when missing
+    hoist: Optional[Hoist] = None
+
+    def to_json(self) -> dict:
+        out = {"applicability": self.applicability, "message": self.message,
+               "replacement": self.replacement.replace(INDENT, "")}
+        if self.hoist is not None:
+            out["hoist"] = {"expression": self.hoist.expression.replace(INDENT, "")}
+        return out
 
 
 @dataclass
@@ -22,7 +53,7 @@ class Finding:
     # how often it runs: "every-step", "periodic", "error-path", "once" or "test" (frequency.py)
     frequency: str = "every-step"
     verify: Optional[Dict[str, Any]] = None
-    fix: Optional[Any] = None  # a torchsync_lint.fix.Fix: what --fix would change here
+    fix: Optional[Fix] = None  # what --fix would change here (``adopt.fixes`` applies it)
     fingerprint: Optional[str] = None  # stable across line shifts (see baseline.py)
 
     def sort_key(self):

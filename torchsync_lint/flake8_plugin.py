@@ -17,8 +17,10 @@ from typing import Iterator, List, Optional, Sequence, Tuple, Type
 
 from torchsync_lint import __version__
 from torchsync_lint.config import Config
-from torchsync_lint.engine import RECURSION_ERROR, SourceError, decode, internal_error, lint_source, module_name_for
-from torchsync_lint.inference.ondemand import project_for
+from torchsync_lint.check.file import RECURSION_ERROR, internal_error
+from torchsync_lint.check.lint_source import SourceError, lint_source
+from torchsync_lint.check.source import decode, module_name_for
+from torchsync_lint.run.ondemand import project_for
 
 LOG = logging.getLogger(__name__)
 FILE_ERROR = "TSL000"  # no rule's code: a file the plugin could not check

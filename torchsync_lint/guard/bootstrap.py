@@ -4,7 +4,12 @@
         -- (script.py | -m module) [args...]
 
 Steps are optimizer steps (a global ``Optimizer.step`` post-hook): after ``--steps`` the program is
-stopped; syncs during the first ``--warmup`` steps (lazy initialisation) are counted apart.
+stopped. Syncs are split by phase: ``setup`` (before the first step starts: the first forward of
+any ``nn.Module``, seen by a global forward pre-hook removed at once, or the first optimizer step
+when no module runs), ``warmup`` (the first ``--warmup`` steps: lazy initialisation) and
+``steady`` (the rest); only steady-state syncs count per step. With ``--record-inputs FILE`` and
+``--record-targets JSON`` (finding lines per file), the arguments of the functions holding
+findings are described on first entry (``guard/inputs.py``) and saved to FILE.
 Only the main thread is guarded (and the autograd engine's threads working for it).
 """
 
@@ -33,21 +38,35 @@ class Recorder(no_sync):
         super().__init__(allow=allow, mode="record", quiet=True)
         self.step = 0
         self.warmup = warmup
+        self.started = False  # the first step has begun (a module's first forward, or a step)
         self.sites: Dict[Tuple, dict] = {}
+        self.setup_sites: Dict[Tuple, dict] = {}
         self.warmup_syncs = 0
+        self.setup_syncs = 0
+
+    def phase(self) -> str:
+        if not self.started and self.step == 0:
+            return "setup"
+        return "warmup" if self.step < self.warmup else "steady"
 
     def _record(self, ev: SyncEvent) -> None:
         ev.step = self.step
-        if self.step < self.warmup:
+        phase = self.phase()
+        if phase == "setup":
+            self.setup_syncs += 1
+        elif phase == "warmup":
             self.warmup_syncs += 1
-            return
-        key = (ev.path, ev.line, ev.op)
-        site = self.sites.get(key)
+        self._site(self.sites if phase == "steady" else self.setup_sites, ev, phase)
+
+    def _site(self, table: Dict[Tuple, dict], ev: SyncEvent, phase: str) -> None:
+        key = (ev.path, ev.line, ev.op, phase if phase != "steady" else "")
+        site = table.get(key)
         if site is None:
-            site = self.sites[key] = {
+            site = table[key] = {
                 "path": ev.path, "line": ev.line, "function": ev.function, "op": ev.op, "code": ev.code,
                 "count": 0, "stall_us": 0.0, "stall_known": 0, "oracles": [], "allowed": ev.allowed,
                 "first_step": ev.step, "thread": ev.thread, "stack": [f"{fr}" for fr in ev.stack[:8]],
+                "phase": phase,
             }
         site["count"] += 1
         if ev.stall_us is not None:
@@ -67,6 +86,8 @@ def _parse(argv: List[str]):
     p.add_argument("--steps", type=int, default=0)
     p.add_argument("--warmup", type=int, default=0)
     p.add_argument("--allow", action="append", default=[])
+    p.add_argument("--record-inputs", default=None)
+    p.add_argument("--record-targets", default=None)
     return p.parse_args(argv[:cut]), argv[cut + 1:]
 
 
@@ -77,11 +98,29 @@ def _step_hook(rec: Recorder, steps: int):
         return None
 
     def hook(optimizer, args, kwargs):
+        rec.started = True
         rec.step += 1
+        if rec.inputs is not None and rec.step >= 1 and not rec.inputs_stopped:
+            rec.inputs.stop()  # first entries are in: the recorder costs nothing from here
+            rec.inputs_stopped = True
         if steps and rec.step >= steps:
             raise StopTrace()
 
-    return register_optimizer_step_post_hook(hook)
+    handle = register_optimizer_step_post_hook(hook)
+    try:
+        from torch.nn.modules.module import register_module_forward_pre_hook
+    except Exception:  # noqa: BLE001
+        return handle
+    box = {}
+
+    def first_forward(module, args):
+        rec.started = True
+        h = box.pop("h", None)
+        if h is not None:
+            h.remove()
+
+    box["h"] = register_module_forward_pre_hook(first_forward)
+    return handle
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -90,6 +129,13 @@ def main(argv: Optional[List[str]] = None) -> int:
         print("torchsync-lint trace: no program to run", file=sys.stderr)
         return 2
     rec = Recorder(opts.allow, opts.warmup)
+    rec.inputs, rec.inputs_stopped = None, False
+    if opts.record_inputs and opts.record_targets:
+        from torchsync_lint.guard.inputs import InputRecorder
+
+        with open(opts.record_targets, encoding="utf-8") as fh:
+            targets = json.load(fh)
+        rec.inputs = InputRecorder(targets, on_record=rec.suspended_call)
     result = {"exit": 0, "error": None, "stopped": False, "main_file": None}
     if program[0] == "-m":
         target, args = program[1], program[2:]
@@ -104,6 +150,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         with rec:
             handle = _step_hook(rec, opts.steps) if rec.active else None
+            if rec.inputs is not None:
+                rec.inputs.start()
             if program[0] == "-m":
                 spec = __import__("importlib.util").util.find_spec(target)
                 result["main_file"] = getattr(spec, "origin", None) if spec else None
@@ -121,11 +169,17 @@ def main(argv: Optional[List[str]] = None) -> int:
     finally:
         if handle is not None:
             handle.remove()
+        if rec.inputs is not None:
+            rec.inputs.stop()
+            rec.inputs.save(opts.record_inputs)
     sites = sorted(rec.sites.values(), key=lambda s: -s["stall_us"])
-    for s in sites:
+    setup = sorted(rec.setup_sites.values(), key=lambda s: -s["stall_us"])
+    for s in sites + setup:
         s["stall_us"] = round(s["stall_us"], 1)
     result.update(active=rec.reason is None, reason=rec.reason, steps=rec.step,
-                  warmup=opts.warmup, warmup_syncs=rec.warmup_syncs, sites=sites)
+                  warmup=opts.warmup, warmup_syncs=rec.warmup_syncs, setup_syncs=rec.setup_syncs,
+                  sites=sites, setup_sites=setup,
+                  inputs_recorded=len(rec.inputs.records) if rec.inputs is not None else None)
     with open(opts.out, "w", encoding="utf-8") as fh:
         json.dump(result, fh)
     return int(result["exit"] or 0)

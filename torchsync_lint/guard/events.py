@@ -14,7 +14,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # torchsync_lint/
-RUNNERS = ("_pytest", "pluggy", "IPython", "ipykernel")  # frames of test runners and shells: not the user's
+RUNNERS = ("_pytest", "pytest", "pluggy", "IPython", "ipykernel", "xdist")  # test runners and shells: not the user's
+RUNNER_SCRIPTS = ("pytest", "py.test", "pytest.exe", "ipython", "jupyter")  # their console scripts (`__main__`)
 
 
 @dataclass
@@ -76,6 +77,12 @@ class Roots:
             mod = sys.modules.get(name)
             if mod is not None and getattr(mod, "__file__", None):
                 own.add(os.path.dirname(os.path.realpath(mod.__file__)))
+        self.runner_files = set()
+        main = sys.modules.get("__main__")
+        main_file = getattr(main, "__file__", None) or (sys.argv[0] if sys.argv else "")
+        if main_file and (os.path.basename(main_file) in RUNNER_SCRIPTS or "_pytest" in sys.modules and
+                          os.path.basename(os.path.dirname(os.path.realpath(main_file))) == "pytest"):
+            self.runner_files.add(os.path.realpath(main_file))
         lib = set(own)
         for key in ("stdlib", "platstdlib"):
             p = sysconfig.get_paths().get(key)
@@ -105,8 +112,8 @@ class Roots:
                 got = (filename, False)
             else:
                 path = os.path.realpath(filename)
-                lib = any(self._under(path, r) for r in self.library)
-                if lib and any(self._under(path, s) for s in self.site):
+                lib = path in self.runner_files or any(self._under(path, r) for r in self.library)
+                if lib and path not in self.runner_files and any(self._under(path, s) for s in self.site):
                     # site-packages inside the stdlib folder hold third-party code: the user's side
                     lib = any(self._under(path, r) for r in self.own)
                 got = (path, lib)

@@ -31,7 +31,7 @@ class no_sync:  # noqa: N801 - used like a function: `with no_sync():`
     """
 
     def __init__(self, allow: Iterable[str] = (), mode: str = "error", quiet: bool = False,
-                 backend=None) -> None:
+                 backend=None, record_inputs: Optional[str] = None, inputs_for: Iterable[str] = ()) -> None:
         if mode not in MODES:
             raise ValueError(f"no_sync(mode=...) must be one of {', '.join(MODES)}, got {mode!r}")
         if isinstance(allow, str):
@@ -47,6 +47,11 @@ class no_sync:  # noqa: N801 - used like a function: `with no_sync():`
         self.max_events = 100_000
         self.dropped = 0
         self._backend = backend  # tests drive the guard without CUDA through a backend of their own
+        # record mode: describe the arguments of the functions holding findings in `inputs_for` on
+        # their first entry and save them to `record_inputs` on exit (for --verify --inputs)
+        self.record_inputs = record_inputs
+        self.inputs_for = [inputs_for] if isinstance(inputs_for, str) else list(inputs_for)
+        self.inputs = None
 
     @property
     def violations(self) -> List[SyncEvent]:
@@ -75,16 +80,37 @@ class no_sync:  # noqa: N801 - used like a function: `with no_sync():`
             raise
         st.guards.append(self)
         self._active_backend, self._state, self.active = backend, st, True
+        if self.record_inputs and self.inputs_for:
+            from torchsync_lint.guard.inputs import InputRecorder, targets_for
+
+            self.inputs = InputRecorder(targets_for(self.inputs_for), on_record=self.suspended_call)
+            self.inputs.start()
         return self
 
+    def suspended_call(self, fn):
+        """Run ``fn`` with this thread's syncs ignored (the guard's own reads of argument values)."""
+        st = state.current()
+        if st is None:
+            return fn()
+        st.suspended += 1
+        try:
+            return fn()
+        finally:
+            st.suspended -= 1
+
     def __exit__(self, exc_type, exc, tb) -> bool:
+        __tracebackhide__ = True  # noqa: F841 - pytest: the failure ends at the user's line
         if not self.active:
             return False
         st, backend = self._state, self._active_backend
+        if self.inputs is not None:
+            self.inputs.stop()
+            self.inputs.save(self.record_inputs)
         pending = None
         try:
             if self in st.guards:
                 st.guards.remove(self)
+            state.disarm(st)
             if not st.guards:
                 pending, st.pending = st.pending, None
                 backend.exit_thread(st)
@@ -95,7 +121,7 @@ class no_sync:  # noqa: N801 - used like a function: `with no_sync():`
             self.active = False
             backend.uninstall()
         if pending is not None and exc_type is None:
-            raise state.SyncError(pending)
+            raise state.SyncError(pending).with_traceback(None)
         return False
 
     def _say_inactive(self) -> None:

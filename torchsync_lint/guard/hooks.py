@@ -4,9 +4,12 @@
   ``showwarning`` hook that keeps the frame (its own file:line is often inside torch);
 - ``torch.cuda._gpu_trace`` device, stream and event synchronisation callbacks, which see the
   explicit syncs the debug mode misses; each drains the queue and times it: the host stall;
-- a ``TorchFunctionMode`` per guarded thread: names the op, merges one call's sightings, sees
-  pageable non-blocking copies (they block, and nothing else tells), and raises at the first safe
-  point after the call returned (raising inside a callback or in the middle of an op is unsafe);
+- ``Tensor.to``, ``Tensor.cuda`` and ``Tensor.copy_`` wrapped: a pageable host tensor copied with
+  ``non_blocking=True`` blocks, and nothing else tells (the wrapper's fast path is one check);
+- no hook on ordinary torch calls: the op is named from the stack when a sync fires, and error
+  mode raises at the first safe point after the op returned: the debug mode's warning (torch
+  emits it as the op returns), a wrapped sync API or copy returning, or the guard's exit (raising
+  inside a trace callback, in the middle of an op, is unsafe);
 - ``torch.cuda.empty_cache`` wrapped: it syncs when it gives cached blocks back to the driver.
 
 Never the debug mode's ``"error"`` setting with the trace callbacks: that breaks ``.item()``.
@@ -18,6 +21,7 @@ while no guard is active.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -60,24 +64,22 @@ def _drain(torch) -> float:
     return (time.perf_counter() - t0) * 1e6
 
 
+_in_hook = threading.local()  # per thread, the autograd engine's native threads too: our own drain syncs
+
+
 def _trace_cb(kind: str, op: str):
     def cb(*_args):
-        if not state.any_guarded():
-            return
-        st = state.current()
-        if st is not None and st.in_hook:
+        if not state.any_guarded() or getattr(_in_hook, "on", False):
             return
         import torch
 
-        if st is not None:
-            st.in_hook = True
+        _in_hook.on = True
         try:
             frame = sys._getframe(1)
             stall = _drain(torch)  # the sync about to happen would have waited as long
-            state.sighting("gpu-trace", frame, stall, op)
+            state.sighting("gpu-trace", frame, stall, fallback_op=op)
         finally:
-            if st is not None:
-                st.in_hook = False
+            _in_hook.on = False
     return cb
 
 
@@ -95,9 +97,12 @@ def _register_trace(torch) -> None:
 
 
 def _showwarning(message, category, filename, lineno, file=None, line=None):
+    __tracebackhide__ = True  # noqa: F841 - pytest: the failure ends at the user's line
     if SYNC_TEXT in str(message):
-        if state.sighting("debug-mode", sys._getframe(1)) or not _saved.get("mode"):
-            return  # ours, or an unguarded thread's while the debug mode is on only for us
+        if state.sighting("debug-mode", sys._getframe(1)):
+            return  # never raise here: torch's warning handler would turn it into a SystemError
+        if not _saved.get("mode"):
+            return  # an unguarded thread's while the debug mode is on only for us
     prev = _saved.get("showwarning")
     if prev is warnings._showwarning_orig or prev is None:
         # catch_warnings(record=True) (pytest) swaps the implementation, not showwarning
@@ -108,6 +113,7 @@ def _showwarning(message, category, filename, lineno, file=None, line=None):
 
 def _wrap_sync_api(fn):
     def wrapper(*args, **kwargs):
+        __tracebackhide__ = True  # noqa: F841
         out = fn(*args, **kwargs)
         state.raise_pending()
         return out
@@ -137,7 +143,8 @@ def _patch(owner, name, make):
     orig = getattr(owner, name, None)
     if orig is None:
         return
-    _saved.setdefault("patches", []).append((owner, name, orig))
+    own = name in vars(owner)  # inherited (Tensor.to from TensorBase): restored by deleting ours
+    _saved.setdefault("patches", []).append((owner, name, orig if own else None))
     setattr(owner, name, make(orig))
 
 
@@ -149,7 +156,8 @@ def install(torch, cuda: bool = True) -> None:
         if _installed > 1:
             return
         try:
-            state.set_roots(Roots(getattr(torch, "__path__", [None])[0]))
+            torch_dir = getattr(torch, "__path__", [None])[0]
+            state.set_roots(Roots(torch_dir), os.path.realpath(torch_dir) if torch_dir else None)
             _saved["showwarning"] = warnings.showwarning
             warnings.filterwarnings("always", message=".*" + SYNC_TEXT, category=UserWarning)
             _saved["filter"] = warnings.filters[0]
@@ -165,9 +173,13 @@ def install(torch, cuda: bool = True) -> None:
             if hasattr(torch, "accelerator"):
                 _patch(torch.accelerator, "synchronize", _wrap_sync_api)
             _patch(cuda, "empty_cache", lambda fn: _wrap_empty_cache(torch, fn))
+            for name in ("to", "cuda", "copy_"):
+                _patch(torch.Tensor, name, _wrap_copy(torch, name))
             if hasattr(cuda, "memory"):
                 _patch(cuda.memory, "empty_cache", lambda fn: _wrap_empty_cache(torch, fn))
-            torch.cuda.set_sync_debug_mode("warn")
+            with warnings.catch_warnings():  # torch's "prototype feature" notice is not the user's warning
+                warnings.filterwarnings("ignore", message=".*debug mode is a prototype")
+                torch.cuda.set_sync_debug_mode("warn")
         except BaseException:
             _installed = 1
             uninstall(torch)
@@ -183,10 +195,18 @@ def uninstall(torch) -> None:
         _installed = 0
         try:
             if "mode" in _saved:
-                torch.cuda.set_sync_debug_mode(_saved.pop("mode"))
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", message=".*debug mode is a prototype")
+                    torch.cuda.set_sync_debug_mode(_saved.pop("mode"))
         finally:
             for owner, name, orig in reversed(_saved.pop("patches", [])):
-                setattr(owner, name, orig)
+                if orig is None:
+                    try:
+                        delattr(owner, name)
+                    except AttributeError:
+                        pass
+                else:
+                    setattr(owner, name, orig)
             if "showwarning" in _saved:
                 warnings.showwarning = _saved.pop("showwarning")
             flt = _saved.pop("filter", None)
@@ -206,27 +226,20 @@ def installed() -> int:
 
 
 # ---------------------------------------------------------------------------------------------
-# per thread: the torch function mode
+# pageable non-blocking copies: `.to`, `.cuda` and `copy_` wrapped (nothing else is)
 
 
-def _op_name(func) -> str:
-    from torchsync_lint.verify.oracles import _func_name
-
-    return _func_name(func)
-
-
-def _pageable_copy(torch, func, args, kwargs, out) -> Optional[int]:
-    """Bytes of a pageable host tensor copied to the GPU with non_blocking=True (it blocks)."""
-    name = getattr(func, "__name__", "")
-    if name not in ("to", "cuda", "copy_") or not (kwargs or {}).get("non_blocking", False):
-        if not (name == "copy_" and len(args) > 2 and args[2] is True):
-            return None
+def _non_blocking(name: str, args, kwargs) -> bool:
+    if kwargs and kwargs.get("non_blocking"):
+        return True
     if name == "copy_":
-        if len(args) < 2:
-            return None
-        src, dst = args[1], args[0]
-    else:
-        src, dst = (args[0] if args else None), out
+        return len(args) > 1 and args[1] is True
+    if name == "cuda":
+        return len(args) > 1 and args[1] is True
+    return any(a is True for a in args[1:4])  # to(device, dtype, non_blocking, copy)
+
+
+def _pageable_size(torch, src, dst) -> Optional[int]:
     if not (isinstance(src, torch.Tensor) and isinstance(dst, torch.Tensor)):
         return None
     if src.device.type != "cpu" or dst.device.type != "cuda" or src.is_pinned():
@@ -235,53 +248,29 @@ def _pageable_copy(torch, func, args, kwargs, out) -> Optional[int]:
     return size if size > PAGEABLE_BYTES else None
 
 
-def make_mode(torch):
-    from torch.overrides import TorchFunctionMode
-
-    backward_names = {"backward", "grad"}
-
-    class SyncGuardMode(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            kwargs = kwargs or {}
-            st = state.current()
-            if st is None or st.call_depth or not st.guards:
-                return func(*args, **kwargs)
-            st.call_depth = 1
-            backward = getattr(func, "__name__", "") in backward_names
-            st.in_backward = backward
-            hook0 = st.hook_s
+def _wrap_copy(torch, name: str):
+    def make(fn):
+        def wrapper(self, *args, **kwargs):
+            if not state._states or not _non_blocking(name, (self,) + args, kwargs):
+                return fn(self, *args, **kwargs)
             t0 = time.perf_counter()
-            ok = False
-            try:
-                out = func(*args, **kwargs)
-                ok = True
-            finally:
-                dt = time.perf_counter() - t0 - (st.hook_s - hook0)
-                st.call_depth = 0
-                st.in_backward = False
-                with state._lock:
-                    raws, st.call_raw = st.call_raw, []
-                if ok:
-                    size = _pageable_copy(torch, func, args, kwargs, out)
-                    if size:
-                        raws.append(state.Sighting("pageable-copy", sys._getframe(1), dt * 1e6,
-                                                   _op_name(func), state.thread_label()))
-                if raws:
-                    state.finish(st, raws, _op_name(func), dt)
-            state.raise_pending(st)
+            out = fn(self, *args, **kwargs)
+            dt = time.perf_counter() - t0
+            src, dst = (args[0] if args else None, self) if name == "copy_" else (self, out)
+            if _pageable_size(torch, src, dst):
+                state.sighting("pageable-copy", sys._getframe(1), dt * 1e6, "Tensor." + name)
+                state.raise_pending()
             return out
-
-    return SyncGuardMode()
+        wrapper.__wrapped__ = fn
+        wrapper.__name__ = name
+        wrapper.__doc__ = getattr(fn, "__doc__", None)
+        return wrapper
+    return make
 
 
 def enter_thread(torch, st) -> None:
-    if st.mode_ctx is None:
-        mode = make_mode(torch)
-        mode.__enter__()
-        st.mode_ctx = mode
+    """Nothing per thread: no hook runs on ordinary torch calls (the op is named when a sync fires)."""
 
 
 def exit_thread(st) -> None:
-    mode, st.mode_ctx = st.mode_ctx, None
-    if mode is not None:
-        mode.__exit__(None, None, None)
+    st.open.clear()

@@ -15,7 +15,7 @@ _cache: Dict[str, Tuple[float, Dict[int, List[Tuple[int, str]]]]] = {}
 
 def _lint(path: str) -> Dict[int, List[Tuple[int, str]]]:
     from torchsync_lint.config import Config
-    from torchsync_lint.engine import lint_source
+    from torchsync_lint.check.lint_source import lint_source
 
     try:
         with open(path, encoding="utf-8") as fh:

@@ -9,9 +9,12 @@ Without CUDA the tests run unguarded and the terminal summary says so once.
 
 from __future__ import annotations
 
+import types
+
 import pytest
 
 from torchsync_lint.guard.guard import MODES, no_sync as _no_sync
+from torchsync_lint.guard.state import SyncError
 
 _inactive = {"count": 0, "reason": None}
 
@@ -59,9 +62,12 @@ def pytest_runtest_call(item):
     if mode not in MODES:
         raise pytest.UsageError(f"no_sync marker on {item.nodeid}: mode must be one of {', '.join(MODES)}")
     guard = _no_sync(allow=allow, mode=mode, quiet=True)
-    with guard:
-        _note_inactive(guard)
-        return (yield)
+    try:
+        with guard:
+            _note_inactive(guard)
+            return (yield)
+    except SyncError as exc:
+        raise exc.with_traceback(trim_traceback(exc.__traceback__, exc.event)) from None
 
 
 @pytest.fixture
@@ -87,7 +93,34 @@ class _Noting:
         return got
 
     def __exit__(self, *exc):
-        return self.guard.__exit__(*exc)
+        __tracebackhide__ = True  # noqa: F841
+        try:
+            return self.guard.__exit__(*exc)
+        except SyncError as err:
+            raise err.with_traceback(trim_traceback(err.__traceback__, err.event)) from None
+
+
+def trim_traceback(tb, event):
+    """The traceback up to the user's line that synced: not on into torch or the guard's own frames."""
+    import os
+
+    entries = []
+    while tb is not None:
+        entries.append(tb)
+        tb = tb.tb_next
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    cut = None
+    for i, e in enumerate(entries):
+        path = os.path.realpath(e.tb_frame.f_code.co_filename)
+        if event is not None and path == event.path and e.tb_lineno == event.line:
+            cut = i  # the deepest entry at the sync's line
+    if cut is None:  # raised at the guard's exit: end at the last frame that is not the guard's own
+        keep = [i for i, e in enumerate(entries) if not e.tb_frame.f_code.co_filename.startswith(pkg)]
+        cut = keep[-1] if keep else len(entries) - 1
+    out = None
+    for e in reversed(entries[:cut + 1]):
+        out = types.TracebackType(out, e.tb_frame, e.tb_lasti, e.tb_lineno)
+    return out
 
 
 def pytest_terminal_summary(terminalreporter):

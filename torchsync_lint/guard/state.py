@@ -1,20 +1,25 @@
 """Per-thread guard stacks and the path of one sync from a hook to a record, a warning or an error.
 
-Hooks (``hooks.py``) report *sightings*; inside a top-level torch call the sightings of that call
-are merged (the GPU trace and the debug mode see the same sync: it counts once) when the call
-returns, outside one each sighting is an event at once. An event goes to the guards of the thread
+Hooks (``hooks.py``) report *sightings*, each an event at once, except that the debug mode's
+warning for a sync the GPU trace already reported (the same caller frame and instruction) is
+merged into it: one sync counts once. No hook runs on ordinary torch calls; the op is named
+lazily, from the stack, when a sync fires (``opname.py``). An event goes to the guards of the thread
 that synced; a native thread (the autograd engine's) works for the threads waiting in
 ``backward``/``grad``, so its syncs go to them, at their line. Other threads are not blamed.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from torchsync_lint.guard import lookup
-from torchsync_lint.guard.events import Roots, SyncEvent, frame_of_thread, thread_label, user_frames
+from torchsync_lint.guard.events import Roots, SyncEvent, thread_label, user_frames
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class SyncError(RuntimeError):
@@ -34,36 +39,29 @@ class SyncWarning(UserWarning):
 
 
 @dataclass
-class Sighting:
-    oracle: str
-    frame: object  # the Python frame that was running when the hook fired
-    stall_us: Optional[float] = None
-    op: str = ""
-    thread: str = ""
-
-
-@dataclass
 class ThreadState:
     ident: int
     guards: list = field(default_factory=list)  # innermost last
-    call_depth: int = 0
-    call_raw: List[Sighting] = field(default_factory=list)
     pending: Optional[SyncEvent] = None
-    in_backward: bool = False
     in_hook: bool = False
-    hook_s: float = 0.0
-    mode_ctx: object = None  # the torch function mode entered by this thread's outermost guard
-    last_trace: Optional[SyncEvent] = None  # outside a torch call: the debug mode's warning comes after
+    suspended: int = 0  # > 0 while the guard itself touches tensors (recording inputs): not the user's syncs
+    # events the GPU trace reported in the op still running: the debug mode's warning for the same
+    # sync comes when the op returns (same frame, same instruction) and is merged into them
+    open: List[Tuple[Tuple[int, int], SyncEvent]] = field(default_factory=list)
+    armed: Optional[tuple] = None  # (frame, previous trace function) while an error waits for the op to return
 
 
 _states: Dict[int, ThreadState] = {}
 _lock = threading.RLock()
 _roots: Optional[Roots] = None
+_torch_dir: Optional[str] = None
+_SKIP_TAILS = (os.sep + os.path.join("torch", "_utils.py"), os.sep + "warnings.py")  # torch's callback registry
 
 
-def set_roots(roots: Roots) -> None:
-    global _roots
+def set_roots(roots: Roots, torch_dir: Optional[str] = None) -> None:
+    global _roots, _torch_dir
     _roots = roots
+    _torch_dir = torch_dir
 
 
 def roots() -> Roots:
@@ -92,64 +90,122 @@ def any_guarded() -> bool:
     return bool(_states)
 
 
-def _owner_of_native_sync() -> Optional[ThreadState]:
-    """A native thread's sync belongs to a guarded thread waiting in backward, if there is one."""
+BACKWARD_FUNCS = ("backward", "grad", "_engine_run_backward")
+
+
+def _owner_of_native_sync():
+    """A native thread's sync belongs to a guarded thread waiting in backward (looked up lazily, from
+    that thread's current stack, only when such a sync fires): (state, its frame) or None."""
     if not isinstance(threading.current_thread(), threading._DummyThread):
         return None
     with _lock:
-        waiting = [s for s in _states.values() if s.in_backward and s.guards]
-    return waiting[0] if waiting else None
+        guarded = [s for s in _states.values() if s.guards]
+    if not guarded:
+        return None
+    frames = sys._current_frames()
+    for s in guarded:
+        top = frames.get(s.ident)
+        f, depth = top, 0
+        while f is not None and depth < 100:
+            code = f.f_code
+            if code.co_name in BACKWARD_FUNCS and "autograd" in code.co_filename:
+                return s, top
+            f, depth = f.f_back, depth + 1
+    return None
 
 
-def sighting(oracle: str, frame, stall_us: Optional[float] = None, op: str = "") -> bool:
-    """A hook saw a sync on this thread. False when no guard claims it (the caller may pass it on)."""
+def _caller(frame):
+    """The nearest frame that is not the hooks' own (nor torch's callback registry or warnings)."""
+    f = frame
+    while f is not None:
+        name = f.f_code.co_filename
+        if not (name.startswith(_PKG_DIR + os.sep + "guard") or name.endswith(_SKIP_TAILS)):
+            break
+        f = f.f_back
+    return f
+
+
+def _op_for(frame) -> str:
+    from torchsync_lint.guard import opname
+
+    return opname.op_at(frame, _torch_dir, sys.modules.get("torch"))
+
+
+def sighting(oracle: str, frame, stall_us: Optional[float] = None, op: str = "", fallback_op: str = "") -> bool:
+    """A hook saw a sync on this thread. False when no guard claims it (the caller may pass it on).
+
+    The GPU trace fires inside the op, before the wait (with the stall measured); the debug mode's
+    warning comes as the op returns: both for one sync share the caller's frame and instruction,
+    and count once."""
     st = current()
+    if st is not None and st.suspended:
+        return True
+    caller = _caller(frame)
     if st is None or not st.guards:
-        owner = _owner_of_native_sync()
-        if owner is None:
+        got = _owner_of_native_sync()
+        if got is None:
             return False
-        frame = frame_of_thread(owner.ident) or frame
-        with _lock:
-            owner.call_raw.append(Sighting(oracle, frame, stall_us, op, thread_label()))
+        owner, owner_frame = got
+        ev = make_event(owner_frame or caller, op or fallback_op or "autograd engine (backward)", [oracle], stall_us,
+                        thread_label())
+        dispatch(owner, ev)
         return True
-    s = Sighting(oracle, frame, stall_us, op, thread_label())
-    if st.call_depth:
-        st.call_raw.append(s)
-        return True
-    last = st.last_trace
-    st.last_trace = None
-    if oracle == "debug-mode" and last is not None and frame_line(frame) == (last.path, last.line):
-        last.oracles = sorted(set(last.oracles) | {oracle})  # `stream.synchronize()`: the trace came first
-        return True
-    events = finish(st, [s], s.op, None)
-    if oracle == "gpu-trace" and events:
-        st.last_trace = events[-1]
+    key = (id(caller), caller.f_lasti if caller is not None else -1)
+    if oracle == "debug-mode":
+        for i, (k, ev) in enumerate(st.open):
+            if k == key and "debug-mode" not in ev.oracles:
+                ev.oracles = sorted(set(ev.oracles) | {oracle})
+                del st.open[i]
+                return True
+    st.open = [(k, e) for k, e in st.open if k == key][-8:]
+    ev = make_event(caller, op or _op_for(caller) or fallback_op, [oracle], stall_us, thread_label())
+    dispatch(st, ev)
+    if oracle == "gpu-trace":
+        st.open.append((key, ev))
+    if st.pending is not None:
+        arm(st, caller)
     return True
 
 
-def frame_line(frame):
-    top = user_frames(frame, roots(), limit=1)
-    return (top[0].path, top[0].line) if top else (None, None)
+def _no_trace(frame, event, arg):
+    return None
 
 
-def finish(st: ThreadState, raws: List[Sighting], op: str, call_s: Optional[float]) -> List[SyncEvent]:
-    """Merge one call's sightings into events (the i-th sighting of each oracle is one sync)."""
-    by_oracle: Dict[str, List[Sighting]] = {}
-    for r in raws:
-        by_oracle.setdefault(r.oracle, []).append(r)
-    n = max(len(v) for v in by_oracle.values())
-    out: List[SyncEvent] = []
-    for i in range(n):
-        present = {o: v[i] for o, v in by_oracle.items() if len(v) > i}
-        rep = present.get("debug-mode") or next(iter(present.values()))
-        stall = next((p.stall_us for p in present.values() if p.stall_us is not None), None)
-        if stall is None and call_s is not None:
-            stall = round(max(call_s, 0.0) * 1e6 / n, 1)
-        name = op or next((p.op for p in present.values() if p.op), "")
-        ev = make_event(rep.frame, name, sorted(present), stall, rep.thread)
-        dispatch(st, ev)
-        out.append(ev)
-    return out
+def arm(st: ThreadState, frame) -> None:
+    """Error mode, without a hook on every torch call: raise at the caller's next instruction, once
+    the op has returned (raising inside a hook, in the middle of an op, is unsafe: torch turns an
+    exception raised from its warning handler into ``SystemError: error return without exception
+    set``). A local trace function on that one frame does it, and is removed at once."""
+    if frame is None or st.armed is not None:
+        return
+    st.armed = (frame, sys.gettrace())
+
+    def local(f, event, arg):
+        __tracebackhide__ = True  # noqa: F841
+        if f is frame and st.pending is not None:
+            raise_pending(st)
+        return local
+
+    try:
+        frame.f_trace_opcodes = True
+        frame.f_trace = local
+        sys.settrace(st.armed[1] or _no_trace)
+    except Exception:  # noqa: BLE001 - no tracing here: the error comes at the next safe point
+        disarm(st)
+
+
+def disarm(st: ThreadState) -> None:
+    armed, st.armed = st.armed, None
+    if armed is None:
+        return
+    frame, prev = armed
+    try:
+        frame.f_trace = None
+        frame.f_trace_opcodes = False
+    except Exception:  # noqa: BLE001
+        pass
+    if threading.get_ident() == st.ident:
+        sys.settrace(prev)
 
 
 def make_event(frame, op: str, oracles: List[str], stall_us: Optional[float], thread: str) -> SyncEvent:
@@ -183,7 +239,10 @@ def dispatch(st: ThreadState, ev: SyncEvent) -> None:
 
 def raise_pending(st: Optional[ThreadState] = None) -> None:
     """At a safe point (a torch call returned, a sync API returned, the guard exits): raise."""
+    __tracebackhide__ = True  # noqa: F841 - pytest: the failure ends at the user's line
     st = st or current()
+    if st is not None and st.armed is not None:
+        disarm(st)
     if st is not None and st.pending is not None:
         ev, st.pending = st.pending, None
         raise SyncError(ev)

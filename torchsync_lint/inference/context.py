@@ -29,7 +29,7 @@ class RawFinding:
         self.function = function
         self.hot = hot
         self.cold = cold
-        self.fix = fix  # a torchsync_lint.fix.Fix, or None
+        self.fix = fix  # a torchsync_lint.adopt.fixes.Fix, or None
         self.frequency = frequency  # how often the line runs when its function runs (frequency.py)
 
 

@@ -20,7 +20,7 @@ from typing import Dict, List
 import libcst as cst
 
 from torchsync_lint.inference.names import dotted
-from torchsync_lint.walk import iter_children
+from torchsync_lint.syntax.walk import iter_children
 
 EVERY_STEP = "every-step"
 PERIODIC = "periodic"

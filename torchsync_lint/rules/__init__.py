@@ -1,2 +1,3 @@
-"""One rule per module; ``registry.all_rules`` discovers them. Modules starting with ``_`` hold
-shared helpers, not rules."""
+"""One rule per ``tslNNN_*.py`` module; ``registry.all_rules`` discovers them. ``base`` holds the
+``Rule`` class, ``claims`` reads which torch calls each rule says sync, modules starting with ``_``
+hold shared helpers."""

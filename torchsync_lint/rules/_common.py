@@ -7,7 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from torchsync_lint.inference.values import CPU, DEVICE, LIST, STR, TENSOR, TENSOR_SEQ, TUPLE, UNKNOWN, Value
-from torchsync_lint.walk import iter_children
+from torchsync_lint.syntax.walk import iter_children
 
 
 def arg(call: cst.Call, position: Optional[int], keyword: Optional[str] = None) -> Optional[cst.Arg]:

@@ -1,7 +1,7 @@
 """Building blocks of the rules' autofixes: node text, the name torch goes by, keyword arguments.
 
 A fix is computed when the rule reports, from the LibCST nodes it saw (so the new text keeps the
-node's inner comments and formatting) and returned as a ``torchsync_lint.fix.Fix``.
+node's inner comments and formatting) and returned as a ``torchsync_lint.adopt.fixes.Fix``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Iterable, Optional, Tuple
 import libcst as cst
 from libcst._nodes.internal import CodegenState  # LibCST's own code generator state
 
-from torchsync_lint.fix import INDENT, SAFE, UNSAFE, Fix, Hoist  # noqa: F401 (re-exported for rules)
+from torchsync_lint.finding import INDENT, SAFE, UNSAFE, Fix, Hoist  # noqa: F401 (re-exported for rules)
 from torchsync_lint.rules._common import number_literal
 
 _EMPTY = cst.Module([])

@@ -4,7 +4,7 @@ from typing import Set
 
 import libcst as cst
 
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._common import collect_ids, gpu_tensor_by_evidence, is_thunk
 
 # Builtins and functions that turn their argument into a Python number or bool.

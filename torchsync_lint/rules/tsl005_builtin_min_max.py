@@ -2,7 +2,7 @@
 
 import libcst as cst
 
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._common import gpu_tensor_by_evidence, has_kwarg, holds_gpu_tensor
 
 # Builtins that compare their arguments (or the elements of one iterable) with `<` / `>` and

@@ -5,7 +5,7 @@ from typing import Set
 import libcst as cst
 
 from torchsync_lint.inference.values import STR
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._common import collect_ids, holds_gpu_tensor, is_thunk
 
 TO_TEXT = frozenset(("builtins.print", "builtins.str", "builtins.repr", "builtins.format", "builtins.ascii"))

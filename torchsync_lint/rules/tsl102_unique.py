@@ -3,7 +3,7 @@
 import libcst as cst
 
 from torchsync_lint.inference.values import CPU, TENSOR, UNKNOWN
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._common import arg
 
 FUNCTIONS = frozenset(("torch.unique", "torch.unique_consecutive", "torch.functional.unique",

@@ -5,7 +5,7 @@ from typing import List
 import libcst as cst
 
 from torchsync_lint.inference.values import CPU, NONE, NUMBER, TENSOR, UNKNOWN, Value
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._indexing import (
     SLICE,
     indexes_device_tensor,

@@ -5,7 +5,7 @@ from typing import Optional
 import libcst as cst
 
 from torchsync_lint.inference.values import NONE
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules import _fixes as fx
 from torchsync_lint.rules._common import arg, gpu_tensor_by_evidence, may_be_on_gpu
 

@@ -2,7 +2,7 @@
 
 import libcst as cst
 
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._common import arg, may_be_on_gpu
 
 # The sync-free alternatives the message names: catalog entry -> the measured variant that did not

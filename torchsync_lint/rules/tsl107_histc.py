@@ -4,7 +4,7 @@ from typing import Optional
 
 import libcst as cst
 
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._common import arg, may_be_on_gpu, number_literal
 
 # The sync-free alternatives the message names: catalog entry -> the measured variant that did not

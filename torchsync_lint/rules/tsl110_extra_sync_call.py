@@ -5,7 +5,7 @@ from typing import Optional
 import libcst as cst
 
 from torchsync_lint import catalog
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules.tsl109_torchvision_nms import NMS_CALLS
 
 # Third-party callables the sync catalog measured to sync (torchvision.ops...), less those a rule

@@ -9,7 +9,8 @@ from torchsync_lint import catalog
 from torchsync_lint.catalog import forms as argforms
 from torchsync_lint.inference import torch_facts
 from torchsync_lint.inference.values import CPU, CUDA, LIST, NONE, NUMBER, SIZE, STR, TENSOR, TUPLE, UNKNOWN
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules import claims
+from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._common import may_be_on_gpu
 
 SYNC_CONDITION = (
@@ -58,8 +59,6 @@ SYNC_FREE = {
 def _table() -> Dict[str, List[Tuple[str, Optional[int]]]]:
     """Catalog name -> (parameter, its position in the call) for the measured `<param>=tensor`
     syncs, less the calls another rule reports with a message of its own."""
-    from torchsync_lint.catalog import claims
-
     elsewhere = set()
     for code, module in claims.rule_modules().items():
         if code != "TSL111":
@@ -84,8 +83,6 @@ def _table() -> Dict[str, List[Tuple[str, Optional[int]]]]:
 def _form_calls() -> Dict[str, argforms.Forms]:
     """Catalog name -> measured argument forms, for the calls with a form that synced, less the
     calls another rule reports (repeat_interleave: TSL105)."""
-    from torchsync_lint.catalog import claims
-
     elsewhere = set()
     for code, module in claims.rule_modules().items():
         if code != "TSL111":

@@ -3,7 +3,7 @@
 import libcst as cst
 
 from torchsync_lint.inference.values import CPU, LIST, NDARRAY, NUMBER, TENSOR, TUPLE
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._indexing import (
     host_sequence,
     indexes_device_tensor,

@@ -3,7 +3,7 @@
 import libcst as cst
 
 from torchsync_lint.inference.values import BATCH, CUDA
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._common import names_a_gpu_device, non_blocking
 
 PAGEABLE_MESSAGE = (

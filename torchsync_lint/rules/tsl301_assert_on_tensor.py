@@ -4,7 +4,7 @@ from typing import Iterator
 
 import libcst as cst
 
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules import _fixes as fx
 from torchsync_lint.rules._common import arg
 

@@ -5,7 +5,7 @@ from typing import Set
 import libcst as cst
 
 from torchsync_lint.inference.values import NUMBER, TENSOR
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._common import collect_ids, gpu_tensor_by_evidence, holds_gpu_tensor
 
 # Comparisons whose result is a Python bool whatever the operands (identity).

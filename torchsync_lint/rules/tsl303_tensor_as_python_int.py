@@ -5,7 +5,7 @@ from typing import Dict, FrozenSet, Optional, Tuple
 import libcst as cst
 
 from torchsync_lint.inference.values import LIST, MODULE, RANGE, SIZE, STR, TENSOR, TENSOR_SEQ, TUPLE
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._common import gpu_tensor_by_evidence
 
 ALL = None  # every positional argument

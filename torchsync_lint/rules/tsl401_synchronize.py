@@ -3,7 +3,7 @@
 import libcst as cst
 
 from torchsync_lint.inference.values import EVENT, STREAM, TENSOR, UNKNOWN
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 
 # Device-wide waits: the host blocks until every queued kernel has finished.
 DEVICE_SYNCS = frozenset(

@@ -2,7 +2,7 @@
 
 import libcst as cst
 
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 
 FUNCTIONS = frozenset(
     "torch." + n

@@ -2,7 +2,7 @@
 
 import libcst as cst
 
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._common import arg, is_true
 
 # Position of `error_if_nonfinite` among the positional parameters.

@@ -3,7 +3,7 @@
 import libcst as cst
 
 from torchsync_lint.inference.values import CPU, GRAD_SCALER
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 
 
 class GradScalerStep(Rule):

@@ -3,7 +3,7 @@
 import libcst as cst
 
 from torchsync_lint.inference.values import CPU, DICT, LIST, TENSOR, TUPLE, Value
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._common import arg
 
 SAVES = frozenset(("torch.save",))

@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchsync_lint.catalog import training_utils as data
 from torchsync_lint.inference.training_utils import is_collection, metric_tag
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 
 # The metric methods a rule may flag; `reset` was measured never to sync and is not flagged.
 METRIC_METHODS = ("update", "forward", "compute")

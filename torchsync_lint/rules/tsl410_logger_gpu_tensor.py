@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchsync_lint.catalog import training_utils as data
 from torchsync_lint.inference.values import DICT, OBJECT, SELF
-from torchsync_lint.rule import Rule
+from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._common import arg, holds_gpu_tensor, is_true, number_literal
 
 # Lightning's module classes, by the names user code imports them by.

@@ -9,14 +9,19 @@ import os
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
-from torchsync_lint.config import Config, ConfigError, find_pyproject, load, rule_defaults
-from torchsync_lint.docgen import rule_markdown
-from torchsync_lint.engine import SourceError, lint_source, module_name_for
-from torchsync_lint.finding import FileError, Finding
-from torchsync_lint.fix import apply_fixes, fix_source, wanted
-from torchsync_lint.inference.ondemand import OnDemand, package_top, project_root
-from torchsync_lint.noqa import META_RULES, UNUSED_NOQA, Suppressions, add_noqa, unused_noqa
-from torchsync_lint.registry import rule_by_key
+from torchsync_lint import Config, Finding, SourceError, lint_source
+from torchsync_lint.adopt.add_noqa import add_noqa
+from torchsync_lint.adopt.fixes import apply_fixes, fix_source, wanted
+from torchsync_lint.check.noqa import META_RULES, UNUSED_NOQA, Suppressions, unused_noqa
+from torchsync_lint.check.file import internal_error
+from torchsync_lint.check.source import module_name_for
+from torchsync_lint.cli.docgen import rule_markdown
+from torchsync_lint.config import ConfigError
+from torchsync_lint.finding import FileError
+from torchsync_lint.rules.registry import rule_by_key
+from torchsync_lint.run.ondemand import OnDemand, package_top, project_root
+from torchsync_lint.check.suppress import per_file_codes
+from torchsync_lint.run.settings import code_enabled, find_pyproject, load, rule_defaults
 
 FILE_ERROR = "TSL000"  # as the flake8 plugin names a file it could not check
 
@@ -97,8 +102,8 @@ def check(text: str, path: str, projects: Optional[Projects] = None) -> Checked:
         return out
     sup = Suppressions(text)
     out.findings = [f for f in before if not sup.suppressed(f.code, f.line)]
-    if config.code_enabled(UNUSED_NOQA.code) and "noqa" in text.lower():
-        ignored = tuple(config.ignored_for(path))
+    if code_enabled(config, UNUSED_NOQA.code) and "noqa" in text.lower():
+        ignored = tuple(per_file_codes(config, path))
         for f in unused_noqa(path, text, before, list(rule_defaults()), config.enabled):
             if ignored and f.code.startswith(ignored):
                 continue

@@ -62,7 +62,10 @@ def lint_document(ls: TorchSyncServer, uri: str) -> None:
     doc = ls.workspace.get_text_document(uri)
     path = _path(uri)
     text = doc.source
-    checked = linting.check(text, path, ls.projects)
+    try:
+        checked = linting.check(text, path, ls.projects)
+    except Exception as exc:  # a bug of ours: one diagnostic, and the server goes on
+        checked = linting.Checked(error=linting.FileError(path, linting.internal_error(exc)))
     if checked.config_error and checked.config_error not in ls.warned:
         ls.warned.add(checked.config_error)
         ls.window_show_message(types.ShowMessageParams(

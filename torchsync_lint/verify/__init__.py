@@ -7,23 +7,22 @@ The only part of torchsync-lint that uses torch, and only in a child process sta
 from __future__ import annotations
 
 import sys
-from typing import Callable, Optional
+from typing import Callable, List, Optional
 
 EXIT_UNAVAILABLE = 2
 
 
-def cli_verify(args, config, result, note: Callable[[str], None]) -> Optional[int]:
-    """The CLI's ``--verify`` step: fill ``result.findings``' verify records; an exit code on failure."""
-    from torchsync_lint.engine import iter_python_files
+def cli_verify(args, config, result, note: Callable[[str], None], linted: List[str]) -> Optional[int]:
+    """The CLI's ``--verify`` step: fill ``result.findings``' verify records; an exit code on failure.
+    ``linted``: the files the run checked (the CLI selects them)."""
     from torchsync_lint.verify.cli_options import mode_of
     from torchsync_lint.verify.run import VerifyOptions, VerifyUnavailable, run_verify
 
     if args.verify_timeout <= 0:
         note("torchsync-lint: error: --verify-timeout must be positive")
         return EXIT_UNAVAILABLE
-    linted = [p for p, _ in iter_python_files(args.paths, config)]
     opts = VerifyOptions(mode=mode_of(args), entries=list(args.verify_entry), fixes=args.verify_fixes,
-                         timeout=args.verify_timeout)
+                         timeout=args.verify_timeout, inputs=getattr(args, "verify_inputs", None))
     try:
         report = run_verify(result.findings, opts, linted, config.hot_functions, on_note=note)
     except VerifyUnavailable as exc:

@@ -9,13 +9,22 @@ MODES = ("gpu", "predict")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("runtime verification (imports torch, runs your code in a child process)")
+    g = p.add_argument_group(
+        "runtime verification (imports torch, runs your code in a child process)",
+        "Each verdict says what its inputs rest on: 'observed' (values recorded from a real run: "
+        "--inputs FILE, written by `torchsync-lint trace --record-inputs FILE` or the guard's record mode), "
+        "'inferred' (static inference: annotations, device provenance, parameter defaults) or 'guessed' "
+        "(synthesised without a type). A confirmation on guessed inputs is not counted as confirmed. "
+        "--verify-entry runs a whole real step instead.")
     g.add_argument("--verify", nargs=0, action=_VerifyFlag, default=None, dest="verify",
                    help="run each finding's statement on a CUDA device and report confirmed/refuted/"
                         "inconclusive with the host stall; --verify=predict: a CPU-only FakeTensor prediction")
     g.add_argument("--verify-mode", choices=MODES, default=None, help=argparse.SUPPRESS)
     g.add_argument("--verify-entry", action="append", default=[], metavar="MODULE:FUNC",
                    help="run real code instead of snippets: FUNC returns (callable, args[, kwargs]); repeatable")
+    g.add_argument("--inputs", metavar="FILE", default=None, dest="verify_inputs",
+                   help="replay each finding with the arguments recorded on the first entry of its function in a "
+                        "real run (implies --verify; inputs become 'observed')")
     g.add_argument("--verify-fixes", action="store_true",
                    help="also run each rule's sync-free rewrite on the same inputs and compare the values")
     g.add_argument("--verify-timeout", type=float, default=60.0, metavar="SECONDS",
@@ -40,6 +49,7 @@ def normalize_argv(argv: List[str]) -> List[str]:
 
 def wanted(args) -> bool:
     return bool(getattr(args, "verify", None) or getattr(args, "verify_entry", None) or
+                getattr(args, "verify_inputs", None) or
                 getattr(args, "verify_mode", None) or getattr(args, "verify_fixes", False))
 
 

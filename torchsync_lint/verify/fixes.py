@@ -13,6 +13,8 @@ from typing import Callable, Dict, Optional, Union
 
 import libcst as cst
 
+from torchsync_lint.finding import INDENT
+
 NO_REWRITE = {
     "TSL006": "formatting a tensor needs its value: log it every N steps instead",
     "TSL101": "a sync-free nonzero needs a known size (nonzero_static) or a shape-keeping rewrite",
@@ -255,8 +257,6 @@ REWRITES: Dict[str, Rewrite] = {
 def _autofix(stmt: cst.CSTNode, node: Optional[cst.CSTNode], fix) -> Optional[cst.CSTNode]:
     """The statement as ``--fix`` would rewrite it (the finding's own ``Fix``), when that fix is
     local to the statement (a hoist into ``__init__`` is not) and was made for this node."""
-    from torchsync_lint.fix import INDENT
-
     if fix is None or fix.hoist is not None or node is None:
         return None
     try:

@@ -26,6 +26,17 @@ class SnippetError(Exception):
     pass
 
 
+SYSTEM_ERROR = "error return without exception set"
+
+
+def hook_artifact(exc: BaseException) -> bool:
+    """CPython's ``SystemError: error return without exception set``: a C function returned an error
+    with no exception, which happens to torch's bindings under a Python torch-function mode (the
+    verifier's per-call timer, the CPU search's device redirect). Not the user's error: the run is
+    repeated without that mode."""
+    return isinstance(exc, SystemError) and SYSTEM_ERROR in str(exc)
+
+
 def _error_text(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return f"{type(exc).__name__}: {text}"[:300] if text else type(exc).__name__
@@ -87,6 +98,7 @@ class Snippet:
         self.params = [n for n in needed
                        if n in specs or (n not in globs and not hasattr(builtins, n))]
         self.specs = specs
+        self.observed: List[str] = []
         self.missing_ok = [n for n in needed if n not in self.params]
         header = ast.parse(f"def {WRAPPER}({', '.join(self.params)}):\n    pass").body[0]
         ret = ast.Return(value=ast.Call(func=ast.Name(id="locals", ctx=ast.Load()), args=[], keywords=[]))
@@ -126,6 +138,7 @@ class Snippet:
                 out[name] = resolve_qualname(self.module, spec.get("class") or "")
             else:
                 out[name] = synth.value(spec, name, globs)
+        self.observed = list(synth.observed)
         return out, synth.guessed
 
     def call(self, bound: Dict[str, Any]):
@@ -146,21 +159,44 @@ def search_plan(torch, snippet: Snippet, self_spec, self_cache, has_unknown: boo
             break
         tried += 1
         # on the CPU, `.cuda()` and device="cuda" in the user's code mean the CPU
-        with oracles.make_device_redirect(torch, gpu="cpu"):
-            try:
-                bound, guessed = snippet.bindings(torch, plan, "cpu", self_spec, self_cache)
+        try:
+            bound, guessed = _cpu_try(torch, snippet, plan, self_spec, self_cache, redirect=True)
+        except SnippetError:
+            raise
+        except Exception as exc:
+            if not hook_artifact(exc):
+                errors.append(str(exc) if isinstance(exc, _InputError) else _error_text(exc))
+                continue
+            try:  # the redirect mode broke a binding: again without it
+                bound, guessed = _cpu_try(torch, snippet, plan, self_spec, self_cache, redirect=False)
             except SnippetError:
                 raise
-            except Exception as exc:
-                errors.append("inputs: " + _error_text(exc))
-                continue
-            try:
-                snippet.call(bound)
-            except Exception as exc:
-                errors.append(_error_text(exc))
+            except Exception as exc2:
+                errors.append(str(exc2) if isinstance(exc2, _InputError) else _error_text(exc2))
                 continue
         return plan, guessed, errors, tried
     return None, [], errors, tried
+
+
+class _InputError(Exception):
+    pass
+
+
+def _cpu_try(torch, snippet: Snippet, plan, self_spec, self_cache, redirect: bool):
+    import contextlib
+
+    ctx = oracles.make_device_redirect(torch, gpu="cpu") if redirect else contextlib.nullcontext()
+    with ctx:
+        try:
+            bound, guessed = snippet.bindings(torch, plan, "cpu", self_spec, self_cache)
+        except SnippetError:
+            raise
+        except Exception as exc:
+            if hook_artifact(exc):
+                raise
+            raise _InputError("inputs: " + _error_text(exc)) from exc
+        snippet.call(bound)
+    return bound, guessed
 
 
 def most_common(errors: List[str]) -> str:
@@ -208,24 +244,32 @@ def measure(torch, roots, prepare: Callable[[], Any], run: Callable[[Any], Any],
         torch.cuda.synchronize()
         return inputs
 
+    def observe(per_call_timer: bool):
+        log = oracles.EventLog()
+        inputs = fresh()
+        error = None
+        try:
+            with oracles.Observer(torch, roots, log, per_call_timer=per_call_timer):
+                run(inputs)
+        except Exception as exc:
+            error = exc
+        torch.cuda.synchronize()
+        return log, error
+
     for _ in range(warmup):
         try:
             run(fresh())
         except Exception as exc:
             out["error"] = _error_text(exc)
         torch.cuda.synchronize()
-    log = oracles.EventLog()
     gc_was = gc.isenabled()
     gc.disable()
     try:
-        inputs = fresh()
-        try:
-            with oracles.Observer(torch, roots, log):
-                run(inputs)
-            out["error"] = None
-        except Exception as exc:
-            out["error"] = _error_text(exc)
-        torch.cuda.synchronize()
+        log, error = observe(True)
+        if error is not None and hook_artifact(error):
+            log, error = observe(False)  # the per-call timer's mode broke a binding: observe without it
+            out["observed_without_timer"] = True
+        out["error"] = _error_text(error) if error is not None else None
         out["events"] = log.syncs
 
         def timed(clk, n):

@@ -268,11 +268,21 @@ def _func_name(func) -> str:
     return name
 
 
+def _position(raw: dict):
+    user = next((f for f in raw.get("frames", []) if not f[6]), None)
+    return tuple(user[:5]) if user else None
+
+
+def _name_at(raw: dict) -> str:
+    return ""
+
+
 class Observer:
     """Debug-mode warnings, GPU-trace sync callbacks and stderr, merged into one record per sync."""
 
     def __init__(self, torch, roots: Roots, log: EventLog, use_gpu_trace: bool = True,
-                 capture_stderr: bool = True) -> None:
+                 capture_stderr: bool = True, per_call_timer: bool = True) -> None:
+        self.per_call_timer = per_call_timer
         self.torch = torch
         self.roots = roots
         self.log = log
@@ -386,17 +396,23 @@ class Observer:
             self._stderr_pos = 0
         if self.use_gpu_trace and _activate_gpu_trace(torch):
             _TRACE_STATE["observer"] = self
-        self._mode = self.make_mode()
-        self._mode.__enter__()
-        torch.cuda.set_sync_debug_mode("warn")
+        self._mode = self.make_mode() if self.per_call_timer else None
+        if self._mode is not None:
+            self._mode.__enter__()
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*debug mode is a prototype")
+            torch.cuda.set_sync_debug_mode("warn")
         return self
 
     def __exit__(self, *exc) -> None:
         torch = self.torch
         try:
-            torch.cuda.set_sync_debug_mode(self._prev_mode)
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=".*debug mode is a prototype")
+                torch.cuda.set_sync_debug_mode(self._prev_mode)
         finally:
-            self._mode.__exit__(None, None, None)
+            if self._mode is not None:
+                self._mode.__exit__(None, None, None)
             _TRACE_STATE["observer"] = None
             if self.capture_stderr:
                 sys.stderr.flush()
@@ -407,8 +423,15 @@ class Observer:
             self._wcm.__exit__(None, None, None)
             leftover = self.log.raw[:]
             self.log.raw.clear()
-            for r in leftover:  # outside any torch call: torch.cuda.synchronize(), event.synchronize()
-                self._merge([r], r.get("op", ""), None)
+            # outside any torch call (torch.cuda.synchronize(), event.synchronize()), or every sync
+            # when the per-call timer is off: sightings at one user position are one call's
+            group: List[dict] = []
+            for r in leftover + [None]:
+                if group and (r is None or _position(r) != _position(group[0])):
+                    self._merge(group, group[0].get("op", "") or _name_at(group[0]), None)
+                    group = []
+                if r is not None:
+                    group.append(r)
 
 
 # ---------------------------------------------------------------------------------------------

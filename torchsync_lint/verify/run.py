@@ -33,6 +33,8 @@ class VerifyOptions:
     short_sleep_ms: float = 5.0  # snippet mode times with this; the long sleep only where it cannot tell
     reps: int = 3
     sys_path: List[str] = field(default_factory=list)
+    inputs: Optional[str] = None  # a recorded-inputs file (trace --record-inputs): replay with observed values
+    children: int = 0  # child processes for snippet mode (0: by the number of files and findings)
 
 
 @dataclass
@@ -95,12 +97,43 @@ class Verifier:
         self.report = VerifyReport(findings)
 
     # -- extraction -------------------------------------------------------------------------
+    def recorded(self) -> Dict[str, List[dict]]:
+        """Recorded function entries per real path (``--inputs``)."""
+        if not self.opts.inputs:
+            return {}
+        from torchsync_lint.guard.inputs import load
+
+        try:
+            records = load(self.opts.inputs)
+        except (OSError, ValueError) as exc:
+            raise VerifyUnavailable(f"--inputs {self.opts.inputs}: {exc}") from exc
+        out: Dict[str, List[dict]] = {}
+        for r in records:
+            out.setdefault(norm(r["path"]), []).append(r)
+        self.note(f"verify: {len(records)} recorded function entries from {self.opts.inputs}")
+        return out
+
     def extract(self) -> None:
         by_file: Dict[str, List[Tuple[int, Finding]]] = {}
         for i, f in enumerate(self.findings):
             by_file.setdefault(f.path, []).append((i, f))
-        for path, items in by_file.items():
-            self.extracted.update(snippet.extract_file(path, items, self.hot_functions))
+        recorded = self.recorded()
+        jobs = [(path, items, self.hot_functions, recorded.get(norm(path), [])) for path, items in by_file.items()]
+        workers = _workers(len(jobs))
+        if workers > 1 and not self.opts.fixes:  # files are independent: extract them on every core
+            import concurrent.futures as cf
+            import multiprocessing as mp
+
+            try:
+                ctx = mp.get_context("fork")
+                with cf.ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+                    for got in pool.map(_extract_plain, jobs, chunksize=1):
+                        self.extracted.update(got)
+                return
+            except (OSError, ValueError, cf.process.BrokenProcessPool):
+                self.extracted.clear()  # no processes here: one by one below
+        for job in jobs:
+            self.extracted.update(snippet.extract_file(*job))
 
     def spans(self) -> Dict[int, Span]:
         return {k: ex.span for k, ex in self.extracted.items()}
@@ -126,7 +159,8 @@ class Verifier:
         for key, ex in self.extracted.items():
             if ex.failure is None and ex.stmt is not None:
                 by_file.setdefault(ex.span.path, []).append(key)
-        tasks = []
+        groups: List[List[dict]] = []
+        tasks: List[dict] = []
         for path, keys in sorted(by_file.items()):
             info = snippet.module_info(path)
             for key in sorted(keys):
@@ -139,12 +173,39 @@ class Verifier:
                 tasks.append(task)
         if not tasks:
             return []
+        # several children on the one GPU, each a share of the files (a file's tasks stay together:
+        # its module is imported once); the timing oracle holds under contention, since a sync still
+        # waits for the child's own queued sleep and a statement that does not sync waits for nothing
+        n = self.opts.children if self.opts.children else _children(len(by_file), len(tasks))
+        if n > 1:
+            size: Dict[int, int] = {}
+            buckets: Dict[int, List[dict]] = {i: [] for i in range(n)}
+            for path in sorted(by_file, key=lambda p: -len(by_file[p])):
+                i = min(range(n), key=lambda b: size.get(b, 0))
+                chosen = [t for t in tasks if t["path"] == self.extracted[by_file[path][0]].span.path]
+                buckets[i].extend(chosen)
+                size[i] = size.get(i, 0) + len(chosen)
+            groups = [sorted(b, key=lambda t: (t["path"], t["id"])) for b in buckets.values() if b]
+        else:
+            groups = [tasks]
         return [{"kind": "snippet", "mode": self.opts.mode, "settings": _settings(self.opts),
-                 "sys_path": self.opts.sys_path + [os.getcwd()], "tasks": tasks}]
+                 "sys_path": self.opts.sys_path + [os.getcwd()], "tasks": g} for g in groups]
 
     def run_snippets(self, with_fixes: bool) -> Dict[int, dict]:
+        jobs = self.snippet_jobs(with_fixes)
+        if len(jobs) > 1:
+            import concurrent.futures as cf
+
+            results: Dict[int, dict] = {}
+            with cf.ThreadPoolExecutor(len(jobs)) as pool:
+                for res in pool.map(lambda job: self._run_snippet_job(job), jobs):
+                    results.update(res)
+            return results
+        return self._run_snippet_job(jobs[0]) if jobs else {}
+
+    def _run_snippet_job(self, job: dict) -> Dict[int, dict]:
         results: Dict[int, dict] = {}
-        for job in self.snippet_jobs(with_fixes):
+        for job in [job]:
             files = {t["id"]: t["path"] for t in job["tasks"]}
             n_files = len(set(files.values()))
             started: Dict[str, int] = {}
@@ -181,6 +242,8 @@ class Verifier:
         ev.ran = bool(r.get("ran"))
         ev.error = r.get("error") or (r.get("cpu_error") if not ev.ran else None)
         ev.guessed = list(r.get("guessed") or [])
+        ev.observed = list(r.get("observed") or [])
+        ev.inputs = r.get("inputs")
         ev.notes = list(ex.notes)
         if not ev.ran and not ev.events and not (ev.timing_syncs or 0) and r.get("expr"):
             xr = r["expr"]
@@ -189,6 +252,8 @@ class Verifier:
             xsyncs, xexcess = _timing(xr.get("lines"), ex.span, xr.get("sleep_us"))
             if xevents or (xsyncs or 0) > 0:
                 ev.events = xevents
+                ev.guessed = sorted(set(ev.guessed) | set(xr.get("guessed") or []))
+                ev.inputs = xr.get("inputs") or ev.inputs
                 ev.timing_syncs, ev.timing_excess_us = (xsyncs, xexcess) if mode != "predict" else (None, None)
                 ev.notes.append("measured on the flagged expression alone (the statement needs inputs "
                                 f"that could not be synthesised: {ev.error})")
@@ -340,6 +405,29 @@ class Verifier:
         job = {"kind": "probe", "mode": self.opts.mode, "settings": _settings(self.opts), "tasks": []}
         res = runner.run_job(job, self.opts.timeout, python=self.opts.python)
         self._check_hello(res)
+
+
+def _children(n_files: int, n_tasks: int) -> int:
+    env = os.environ.get("TORCHSYNC_VERIFY_CHILDREN")
+    if env and env.isdigit():
+        return max(1, int(env))
+    if n_tasks < 40 or n_files < 4:
+        return 1
+    return max(1, min(4, n_files // 4, (os.cpu_count() or 1) // 2))
+
+
+def _workers(n_files: int) -> int:
+    if n_files < 4 or os.environ.get("TORCHSYNC_VERIFY_SERIAL"):
+        return 1
+    return max(1, min(n_files // 2, os.cpu_count() or 1, 16))
+
+
+def _extract_plain(job) -> Dict[int, "snippet.Extracted"]:
+    """One file's extraction in a worker process, without the syntax nodes (they are for rewrites)."""
+    out = snippet.extract_file(*job)
+    for ex in out.values():
+        ex.node = ex.stmt_node = None
+    return out
 
 
 def _display(path: str) -> str:

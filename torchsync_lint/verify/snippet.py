@@ -19,8 +19,9 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from torchsync_lint import walk
-from torchsync_lint.engine import RuleWalker, decode, module_name_for
+from torchsync_lint.check.source import decode, module_name_for
+from torchsync_lint.check.walker import RuleWalker
+from torchsync_lint.syntax import walk
 from torchsync_lint.finding import Finding
 from torchsync_lint.inference.context import FileContext
 from torchsync_lint.inference.evaluate import Evaluator
@@ -140,6 +141,9 @@ class _Names(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._role(node.func, "called")
+        for a in node.args:
+            if a.keyword is not None and a.keyword.value == "device":
+                self._role(a.value, "device")
         q = self.aliases.qualify(node.func) or ""
         if q in ("builtins.int", "builtins.float", "builtins.bool", "builtins.range") and node.args:
             for a in node.args:
@@ -386,11 +390,48 @@ RULE_ROLES = {
 }
 
 
+DEVICE_NAME = ("device", "dev")
+
+
+def device_like(name: str, roles) -> bool:
+    leaf = name.split(".")[-1]
+    return "device" in roles or leaf in DEVICE_NAME or leaf.endswith("_device") or leaf.startswith("device_")
+
+
+def _record_for(recorded: List[dict], func: Optional[FunctionInfo], line: int) -> Optional[dict]:
+    """The innermost recorded function entry of this function holding ``line``."""
+    if not recorded or func is None:
+        return None
+    best = None
+    for r in recorded:
+        if r.get("name") != func.name or not (r.get("first_line", 0) <= line <= r.get("last_line", 0)):
+            continue
+        if best is None or r["last_line"] - r["first_line"] < best["last_line"] - best["first_line"]:
+            best = r
+    return best
+
+
+def _param_defaults(func: FunctionInfo, module: cst.Module) -> Dict[str, str]:
+    out: Dict[str, str] = {}
+    p = func.node.params
+    for param in list(p.posonly_params) + list(p.params) + list(p.kwonly_params):
+        if param.default is not None:
+            out[param.name.value] = module.code_for_node(param.default).strip()
+    return out
+
+
+def _cpu_default(src: str) -> bool:
+    """A device default that means the CPU: None (torch's default device), "cpu", torch.device("cpu")."""
+    text = src.replace(" ", "").replace("'", '"')
+    return text in ("None", '"cpu"') or text.endswith('device("cpu")')
+
+
 class _Probe:
     """A pseudo-rule walked with the real rules' walker: at each target statement, read the scope."""
 
     def __init__(self, ctx: FileContext, targets: Dict[int, List[int]], module: cst.Module,
-                 extracted: Dict[int, Extracted], codes: Dict[int, str]) -> None:
+                 extracted: Dict[int, Extracted], codes: Dict[int, str], recorded: List[dict] = ()) -> None:
+        self.recorded = list(recorded)
         self.ctx = ctx
         self.targets = targets  # id(statement node) -> finding keys
         self.module = module
@@ -449,11 +490,32 @@ class _Probe:
             if roles:
                 spec["roles"] = sorted(roles)
             specs[name] = spec
+        # a device parameter whose default means the CPU (None, "cpu"): callers that keep the
+        # default run on the CPU, so the snippet does too (inferred, not guessed as CUDA)
+        defaults = _param_defaults(func, self.module) if func is not None else {}
+        for name, spec in specs.items():
+            if name in defaults and device_like(name, spec.get("roles", ())) and _cpu_default(defaults[name]) \
+                    and spec.get("kind") in ("unknown", "device", "none", "str") and not spec.get("device"):
+                specs[name] = {"kind": "expr", "src": defaults[name], "fallback": spec, "default": True}
+        # values recorded from a real run (--inputs) replace what inference left open
+        rec = _record_for(self.recorded, func, ex.stmt["line"] if ex.stmt else 0)
+        if rec is not None:
+            for name, spec in list(specs.items()):
+                desc = (rec.get("args") or {}).get(name)
+                if desc is None or spec.get("kind") in ("import", "unavailable", "self"):
+                    continue
+                obs = {"kind": "observed", "desc": desc, "fallback": spec}
+                if spec.get("roles"):
+                    obs["roles"] = spec["roles"]
+                specs[name] = obs
         ex.specs = specs
-        if func is not None and func.cls is not None and any(s.get("kind") == "self" for s in specs.values()):
+        if func is not None and func.cls is not None and (
+                any(s.get("kind") == "self" for s in specs.values()) or collector.self_attrs):
             ex.self_spec = _self_spec(ctx, func, collector, self.module, rule_role)
-        elif func is not None and func.cls is not None and collector.self_attrs:
-            ex.self_spec = _self_spec(ctx, func, collector, self.module, rule_role)
+            observed = ((rec or {}).get("args") or {}).get("self", {}).get("attrs") or {}
+            for attr, entry in ex.self_spec["attrs"].items():
+                if attr in observed:
+                    entry["observed"] = observed[attr]
 
 
 def _param_annotations(func: FunctionInfo, ctx: FileContext) -> Dict[str, dict]:
@@ -500,6 +562,10 @@ def _self_spec(ctx: FileContext, func: FunctionInfo, collector: _Names, module: 
             roles.add(rule_role)
         if roles:
             aspec["roles"] = sorted(roles)
+        if aspec.get("kind") == "unknown" and device_like(attr, roles):
+            aspec = dict(aspec, kind="device")  # `self.device`: a device, never a tensor
+        elif aspec.get("kind") == "unknown" and attr == "dtype":
+            aspec = dict(aspec, kind="dtype")
         inits = []
         for where, expr in cls.attrs.get(attr, []):
             inits.append(_init_expr(ctx, where, expr, module))
@@ -605,7 +671,8 @@ class _Inside(cst.CSTVisitor):
             self.stack.pop()
 
 
-def extract_file(path: str, findings: List[Tuple[int, Finding]], hot_functions=()) -> Dict[int, Extracted]:
+def extract_file(path: str, findings: List[Tuple[int, Finding]], hot_functions=(),
+                 recorded: List[dict] = ()) -> Dict[int, Extracted]:
     """Extraction for every finding of one file (keys are the caller's finding keys)."""
     out: Dict[int, Extracted] = {}
     real = norm(path)
@@ -678,7 +745,7 @@ def extract_file(path: str, findings: List[Tuple[int, Finding]], hot_functions=(
         walk.visit(module, index)
         evaluator = Evaluator(index, frozenset(hot_functions))
         ctx = FileContext(index, evaluator)
-        probe = _Probe(ctx, targets, module, out, codes)
+        probe = _Probe(ctx, targets, module, out, codes, recorded)
         RuleWalker(ctx, [probe]).run(module)
     return out
 

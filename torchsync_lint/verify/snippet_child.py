@@ -76,7 +76,7 @@ def run_task(child, module, task: dict) -> Dict[str, Any]:
                                                            float(child.settings.get("plan_budget_s", 8.0)))
     except harness.SnippetError as exc:
         return {"failure": str(exc)}
-    result.update(plans_tried=tried, guessed=sorted(set(guessed)))
+    result.update(plans_tried=tried, guessed=sorted(set(guessed)), observed=sorted(set(snip.observed)))
     if plan is None:
         result["cpu_error"] = harness.most_common(errors)
     use = plan or plans(_has_unknown(snip))[0]
@@ -103,7 +103,7 @@ def _expression(child, module, task: dict) -> Dict[str, Any]:
     torch = child.torch
     try:
         snip = _compile(task, task["expr"], module)
-        plan, _, errors, tried = harness.search_plan(torch, snip, task.get("self"), {}, _has_unknown(snip),
+        plan, x_guessed, errors, tried = harness.search_plan(torch, snip, task.get("self"), {}, _has_unknown(snip),
                                                      float(child.settings.get("plan_budget_s", 8.0)) / 2)
     except (SyntaxError, harness.SnippetError) as exc:
         return {"error": harness._error_text(exc), "events": []}
@@ -111,6 +111,7 @@ def _expression(child, module, task: dict) -> Dict[str, Any]:
         return {"error": harness.most_common(errors), "events": [], "plans_tried": tried}
     out = _evidence(child, snip, task, plan)
     out["plan"] = plan.describe()
+    out["guessed"] = sorted(set(x_guessed))
     out["poisoned"] = child.mode != "predict" and _poisoned(out)
     return out
 

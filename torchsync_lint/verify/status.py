@@ -14,6 +14,10 @@ from typing import Dict, List, Optional
 from torchsync_lint.verify.attribution import SyncEvent
 
 CONFIRMED, REFUTED, INCONCLUSIVE, PREDICTED = "confirmed", "refuted", "inconclusive", "predicted"
+# what a verdict's inputs rest on, strongest first: values recorded from a real run, static
+# inference (annotations, device provenance, parameter defaults), or synthesised without a type
+OBSERVED, INFERRED, GUESSED = "observed", "inferred", "guessed"
+PROVENANCE = (OBSERVED, INFERRED, GUESSED)
 STATUSES = (CONFIRMED, REFUTED, INCONCLUSIVE, PREDICTED)
 TIMING = "timing"
 
@@ -30,6 +34,8 @@ class Evidence:
     error: Optional[str] = None  # the statement raised (snippet), or the entry raised
     failure: Optional[str] = None  # nothing could be measured: import error, timeout, crash
     guessed: List[str] = field(default_factory=list)  # inputs synthesised without a type from inference
+    observed: List[str] = field(default_factory=list)  # inputs replayed from a recorded real run
+    inputs: Optional[str] = None  # provenance of the inputs: observed, inferred or guessed (snippet mode)
     label: str = ""  # which run: "snippet", "entry seed_entries:masked_before"
     notes: List[str] = field(default_factory=list)
 
@@ -61,6 +67,9 @@ def decide(ev: Evidence) -> Dict:
     out: Dict = {"status": INCONCLUSIVE, "oracles": [], "stall_us": None, "syncs": 0}
     if ev.label:
         out["run"] = ev.label
+    inputs = provenance(ev)
+    if inputs:
+        out["inputs"] = inputs
     if ev.failure:
         out["reason"] = ev.failure
         return out
@@ -105,11 +114,34 @@ def decide(ev: Evidence) -> Dict:
         out["status"] = REFUTED
         if ev.guessed:
             out["reason"] = "no sync with synthesised inputs (guessed: " + ", ".join(ev.guessed) + ")"
+    if inputs == GUESSED and out["status"] == CONFIRMED:
+        out["reason"] = "on guessed inputs (" + ", ".join(ev.guessed) + "): not counted as confirmed"
+    elif inputs == OBSERVED and out["status"] in (CONFIRMED, REFUTED):
+        out["reason"] = (out.get("reason", "") + "; " if out.get("reason") else "") + \
+            "on observed inputs (" + ", ".join(ev.observed) + ")"
     if out["status"] == CONFIRMED and ev.error:
         out["reason"] = f"synced before the statement raised {ev.error}"
     for note in ev.notes:
         out["reason"] = (out.get("reason", "") + "; " if out.get("reason") else "") + note
     return out
+
+
+def provenance(ev: Evidence) -> Optional[str]:
+    """The weakest input of a snippet run: guessed < inferred < observed (None outside snippet mode)."""
+    if ev.mode == "entry" or ev.failure:
+        return None
+    if ev.inputs in PROVENANCE:
+        return ev.inputs
+    if ev.guessed:
+        return GUESSED
+    return OBSERVED if ev.observed else INFERRED
+
+
+def definite(record: Optional[Dict]) -> bool:
+    """A verdict that counts: confirmed or refuted, and not a confirmation on guessed inputs."""
+    if not record or record.get("status") not in (CONFIRMED, REFUTED):
+        return False
+    return not (record.get("status") == CONFIRMED and record.get("inputs") == GUESSED)
 
 
 def merge(records: List[Dict]) -> Dict:
@@ -136,11 +168,21 @@ def counts(records: List[Optional[Dict]]) -> Dict[str, int]:
 
 
 def summary_line(records: List[Optional[Dict]]) -> str:
+    """``verify: 10 finding(s): 6 confirmed, 2 confirmed on guessed inputs, 1 refuted, ...``: a
+    confirmation on guessed inputs is not counted as confirmed (nor as definite)."""
     c = counts(records)
-    parts = [f"{c[s]} {s}" for s in (CONFIRMED, REFUTED, INCONCLUSIVE)]
+    on_guess = sum(1 for r in records if r and r.get("status") == CONFIRMED and r.get("inputs") == GUESSED)
+    by_inputs = {p: sum(1 for r in records if r and definite(r) and r.get("inputs") == p) for p in PROVENANCE}
+    parts = [f"{c[CONFIRMED] - on_guess} {CONFIRMED}"]
+    if on_guess:
+        parts.append(f"{on_guess} confirmed on guessed inputs")
+    parts += [f"{c[s]} {s}" for s in (REFUTED, INCONCLUSIVE)]
     if c[PREDICTED]:
         parts.insert(0, f"{c[PREDICTED]} predicted")
     total = sum(c.values())
-    definite = c[CONFIRMED] + c[REFUTED]
-    pct = f", {100.0 * definite / total:.0f}% definite" if total and not c[PREDICTED] else ""
-    return f"verify: {total} finding(s): " + ", ".join(parts) + pct
+    n_definite = sum(1 for r in records if definite(r))
+    pct = f", {100.0 * n_definite / total:.0f}% definite" if total and not c[PREDICTED] else ""
+    rest = [f"{by_inputs[p]} {p}" for p in PROVENANCE if by_inputs[p]]
+    inputs = f" (definite verdicts by inputs: {', '.join(rest)})" if rest and any(
+        by_inputs[p] for p in (OBSERVED, GUESSED)) else ""
+    return f"verify: {total} finding(s): " + ", ".join(parts) + pct + inputs

@@ -92,6 +92,7 @@ class Synth:
         self.device = device
         self.seed = seed
         self.guessed: List[str] = []
+        self.observed: List[str] = []
 
     def _gen(self, name: str):
         """A generator per name: the same name gets the same values in every snippet of a plan."""
@@ -172,11 +173,21 @@ class Synth:
             kind = "tensor"
         if kind == "literal":
             return spec.get("value")
+        if kind == "observed":
+            try:
+                value = self.observed_value(spec["desc"], name, roles)
+                if name and name not in self.observed:
+                    self.observed.append(name)
+                return value
+            except Exception:  # noqa: BLE001 - an odd record: fall back to inference
+                return self.value(spec.get("fallback"), name, module_globals, depth + 1)
         if kind == "expr" and module_globals is not None:
             try:
                 return eval(spec["src"], dict(module_globals))  # noqa: S307 - the user's own code
             except Exception:
                 return self.value(spec.get("fallback"), name, module_globals, depth + 1)
+        if kind == "unknown" and _device_like(name, roles):
+            kind = "device"
         if kind == "unknown":
             if "host_data" in roles:
                 kind = "list_float"
@@ -234,6 +245,11 @@ class Synth:
         if kind == "none":
             return None
         if kind == "device":
+            if spec.get("device"):
+                dev = str(spec["device"])
+                return torch.device("cpu" if dev.startswith("cpu") else self.device)
+            if name and name not in self.guessed:
+                self.guessed.append(name)  # a device nobody inferred: CUDA is a guess
             return torch.device(self.device)
         if kind == "dtype":
             return torch.float32
@@ -249,6 +265,65 @@ class Synth:
                 return tuple(torch.randint(0, k, (3,), generator=g).to(self.device) for _ in base)
             return tuple(self.tensor({"roles": []}, f"{name}[{i}]") for i in range(2))
         return self.tensor(spec, name)
+
+
+    # -- recorded values (--inputs) ------------------------------------------------------------
+    def observed_value(self, desc: dict, name: str = "", roles=(), depth: int = 0) -> Any:
+        """A value like the one a real run passed: same device, dtype and shape (and values when small)."""
+        torch = self.torch
+        kind = desc.get("kind")
+        if kind == "literal":
+            return desc.get("value")
+        if kind == "tensor":
+            return self._observed_tensor(desc, name)
+        if kind == "device":
+            dev = str(desc.get("device", "cuda"))
+            return torch.device("cpu" if dev.startswith("cpu") else self.device)
+        if kind == "dtype":
+            return getattr(torch, str(desc.get("dtype", "float32")), torch.float32)
+        if kind == "size":
+            return torch.Size(desc.get("value") or ())
+        if kind in ("list", "tuple") and depth < 4:
+            vals = [self.observed_value(e, f"{name}[{i}]", (), depth + 1) for i, e in enumerate(desc.get("elts", []))]
+            n = int(desc.get("len", len(vals)))
+            if vals and n > len(vals):
+                vals += [self.observed_value(desc["elts"][-1], f"{name}[{i}]", (), depth + 1)
+                         for i in range(len(vals), min(n, 64))]
+            return tuple(vals) if kind == "tuple" else vals
+        if kind == "dict" and depth < 4:
+            return {k: self.observed_value(v, k, (), depth + 1) for k, v in (desc.get("items") or {}).items()}
+        if kind == "ndarray":
+            import numpy as np
+
+            return np.zeros(desc.get("shape") or (), dtype=desc.get("dtype") or "float32")
+        raise ValueError(f"no replay for a recorded {kind}")
+
+    def _observed_tensor(self, desc: dict, name: str):
+        torch = self.torch
+        dtype = getattr(torch, str(desc.get("dtype", "float32")), torch.float32)
+        shape = tuple(desc.get("shape") or ())
+        device = "cpu" if str(desc.get("device", "cuda")).startswith("cpu") else self.device
+        g = self._gen(name)
+        if "values" in desc:
+            t = torch.tensor(desc["values"], dtype=dtype).reshape(shape)
+        elif dtype == torch.bool:
+            t = torch.rand(shape, generator=g) < float(desc.get("true_share", 0.5))
+        elif dtype.is_floating_point:
+            t = torch.randn(shape, generator=g).to(dtype)
+        elif dtype.is_complex:
+            t = torch.randn(shape, generator=g).to(dtype)
+        else:
+            lo, hi = int(desc.get("min", 0)), int(desc.get("max", 1))
+            t = torch.randint(lo, hi + 1, shape, generator=g).to(dtype)
+        t = t.to(device)
+        if desc.get("requires_grad") and t.is_floating_point():
+            t.requires_grad_(True)
+        return t
+
+
+def _device_like(name: str, roles) -> bool:
+    leaf = name.split(".")[-1]
+    return "device" in roles or leaf in ("device", "dev") or leaf.endswith("_device") or leaf.startswith("device_")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -291,6 +366,15 @@ def build_self(torch, module, spec: dict, synth: Synth, cache: Dict[str, Any]):
     namespace = dict(vars(module))
     namespace["self"] = obj
     for attr, aspec in attrs.items():
+        if aspec.get("observed") is not None and not isinstance(getattr(type(obj), attr, None), property):
+            try:
+                value = synth.observed_value(aspec["observed"], "self." + attr)
+                if "self." + attr not in synth.observed:
+                    synth.observed.append("self." + attr)
+                _set(obj, attr, _to_device(torch, value, synth.device))
+                continue
+            except Exception:  # noqa: BLE001 - not replayable (a module, an object): as before
+                pass
         if attr in real or (attr not in obj.__dict__ and _has_attr(type(obj), attr)):
             continue  # set by the real __init__, or a method/property of the class
         value, done = None, False
@@ -306,20 +390,23 @@ def build_self(torch, module, spec: dict, synth: Synth, cache: Dict[str, Any]):
                 continue
         if not done:
             value = synth.value(aspec.get("spec"), "self." + attr, namespace)
-        value = _to_device(torch, value, synth.device)
-        try:
-            setattr(obj, attr, value)
-        except Exception:
-            try:
-                object.__setattr__(obj, attr, value)
-            except Exception:
-                pass
+        _set(obj, attr, _to_device(torch, value, synth.device))
     if isinstance(obj, torch.nn.Module):
         try:
             obj.to(synth.device)
         except Exception:
             pass
     return obj
+
+
+def _set(obj, attr: str, value) -> None:
+    try:
+        setattr(obj, attr, value)
+    except Exception:
+        try:
+            object.__setattr__(obj, attr, value)
+        except Exception:
+            pass
 
 
 def _has_attr(obj, attr: str) -> bool:

@@ -1,0 +1,92 @@
+"""Guard overhead on a small model's training step (issue 19), on a CUDA machine.
+
+    python3 bench/guard_overhead.py [--steps 30]
+
+A CPU-bound step (a small MLP, batch 32: kernel launches dominate, the GPU idles) with no sync,
+and the same step with syncs (``loss.item()`` and a boolean-mask index each step). Steps run in
+interleaved blocks, plain and under ``no_sync(mode="record")`` (entered once per block, as
+``trace`` does), plus a block with the guard entered around every single step; each step's host
+time is measured (the queue is drained between blocks, outside the guard). Prints the median ms per step and the ratios.
+"""
+
+import argparse
+import statistics
+import sys
+import time
+import os
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--block", type=int, default=5)
+    args = ap.parse_args()
+    import torch
+    from torchsync_lint.guard import no_sync
+
+    torch.manual_seed(0)
+    d = torch.device("cuda")
+    model = torch.nn.Sequential(*[m for _ in range(6) for m in (torch.nn.Linear(64, 64), torch.nn.ReLU())],
+                                torch.nn.Linear(64, 10)).to(d)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    x = torch.randn(32, 64, device=d)
+    y = torch.randint(0, 10, (32,), device=d)
+
+    def step(sync: bool):
+        out = model(x)
+        loss = torch.nn.functional.cross_entropy(out, y)
+        if sync:
+            picked = out[out[:, 0] > 0]  # a boolean-mask index: syncs
+            loss = loss + 0.0 * picked.sum()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        if sync:
+            return loss.item()  # syncs
+        return None
+
+    def timed(sync, guard):
+        # host time of the step (CPU-bound: the GPU keeps up); no synchronize inside a guard, where
+        # the guard would report it (an explicit sync) and time it like any other
+        t0 = time.perf_counter()
+        if guard == "per-step":
+            with no_sync(mode="record"):
+                step(sync)
+        else:
+            step(sync)
+        return (time.perf_counter() - t0) * 1e3
+
+    results = {}
+    for sync in (False, True):
+        for _ in range(20):
+            step(sync)  # warm-up: cuBLAS, the allocator, AdamW's state
+        with no_sync(mode="record"):
+            step(sync)
+        plain, guarded, per_step = [], [], []
+        events = 0
+        blocks = max(1, args.steps // args.block)
+        for b in range(blocks):
+            order = ("plain", "guarded", "per-step") if b % 2 == 0 else ("per-step", "guarded", "plain")
+            for kind in order:
+                torch.cuda.synchronize()
+                if kind == "plain":
+                    plain += [timed(sync, None) for _ in range(args.block)]
+                elif kind == "guarded":
+                    with no_sync(mode="record") as g:
+                        guarded += [timed(sync, None) for _ in range(args.block)]
+                    events += len(g.events)
+                else:
+                    per_step += [timed(sync, "per-step") for _ in range(args.block)]
+        mp, mg, ms = statistics.median(plain), statistics.median(guarded), statistics.median(per_step)
+        label = "with syncs" if sync else "no sync"
+        results[label] = (mp, mg, ms)
+        print(f"{label}: {len(plain)} steps each, median ms/step plain {mp:.3f}, guarded {mg:.3f} "
+              f"({mg / mp:.3f}x), guard entered per step {ms:.3f} ({ms / mp:.3f}x); "
+              f"{events / max(len(guarded), 1):.1f} sync event(s) per guarded step")
+    print(f"device {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
+
+
+if __name__ == "__main__":
+    main()

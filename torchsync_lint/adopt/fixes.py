@@ -1,0 +1,365 @@
+"""Autofix, with Ruff's contract: ``--fix`` applies safe fixes, ``--unsafe-fixes`` also unsafe ones,
+``--diff`` prints a unified diff and writes nothing.
+
+A rule that can rewrite a finding passes a ``Fix`` when it reports: the new text for the reported
+node's range (computed from LibCST nodes, so comments and formatting inside the node survive), and
+optionally a constant to hoist into ``__init__`` as a buffer, and the modules the new text names.
+Fixes are plain data (picklable for worker processes and the report cache, JSON for consumers).
+Applying them is text splicing at the findings' positions: each edit first checks that the source
+still holds the text the rule saw there, overlapping edits wait for the next pass, and the result
+must parse. Passes repeat (re-linting the new text) until nothing changes, at most ``MAX_PASSES``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tokenize
+from collections import Counter
+from dataclasses import dataclass
+from io import BytesIO
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from torchsync_lint.check.lint_source import lint_source
+from torchsync_lint.check.source import decode, module_name_for
+from torchsync_lint.finding import INDENT, SAFE, Fix
+
+MAX_PASSES = 4
+
+
+# -- spans -----------------------------------------------------------------------------------
+def _line_starts(source: str) -> List[int]:
+    starts = [0]
+    for m in re.finditer("\n", source):
+        starts.append(m.end())
+    return starts
+
+
+def _offset(starts: List[int], line: int, col: int) -> int:
+    """Offset of a 1-based line and 1-based column."""
+    return starts[line - 1] + col - 1
+
+
+@dataclass
+class _Edit:
+    start: int
+    end: int
+    text: str
+    code: str
+    applicability: str
+
+
+def _indent_of(source: str, starts: List[int], line: int) -> str:
+    text = source[starts[line - 1]:]
+    return text[: len(text) - len(text.lstrip(" \t"))]
+
+
+def _newline(source: str) -> str:
+    return "\r\n" if "\r\n" in source else "\n"
+
+
+def _newlines(text: str, nl: str) -> str:
+    """A fix's text (written with ``\\n``) in the file's line endings."""
+    return re.sub(r"(?<!\r)\n", nl, text) if nl != "\n" else text
+
+
+def _block_indent(template: str, source: str, starts: List[int], line: int, start: int, end: int) -> Optional[str]:
+    """The indentation that turns ``template`` into the file's text at ``start:end`` (the
+    leading whitespace of the line the statement starts on), or None when it matches nowhere."""
+    text = source[start:end]
+    if "\r\n" in source:
+        template = template.replace("\n", "\r\n")
+    if INDENT not in template:
+        return "" if template == text else None
+    for k in range(line, max(0, line - 200), -1):
+        indent = _indent_of(source, starts, k)
+        if template.replace(INDENT, indent) == text:
+            return indent
+    return None
+
+
+# -- hoisting constants into __init__ --------------------------------------------------------
+class _Classes(cst.CSTVisitor):
+    """Class definitions with the positions needed to place a buffer in ``__init__``."""
+
+    METADATA_DEPENDENCIES = (cst.metadata.PositionProvider,)
+
+    def __init__(self) -> None:
+        self.found: List[Tuple[cst.ClassDef, object]] = []
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.found.append((node, self.get_metadata(cst.metadata.PositionProvider, node)))
+
+
+def _is_super_init(stmt: cst.CSTNode) -> bool:
+    """``super().__init__(...)``, ``super(C, self).__init__(...)`` or ``Base.__init__(self, ...)``."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    for small in stmt.body:
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            f = small.value.func
+            if isinstance(f, cst.Attribute) and f.attr.value == "__init__":
+                return True
+    return False
+
+
+class _Placer:
+    """Where buffers go in each class (one new ``__init__`` per class at most); unique names."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.starts = _line_starts(source)
+        wrapper = cst.metadata.MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
+        self.module = wrapper.module
+        self.positions = wrapper.resolve(cst.metadata.PositionProvider)
+        visitor = _Classes()
+        wrapper.visit(visitor)
+        self.classes = visitor.found
+        self.used: Dict[int, set] = {}
+        self.pending: Dict[int, list] = {}  # id(class) -> [offset, make_text, lines]
+
+    def innermost_class(self, line: int) -> Optional[cst.ClassDef]:
+        best = None
+        for node, rng in self.classes:
+            if rng.start.line <= line <= rng.end.line and (best is None or rng.start.line >= best[1].start.line):
+                best = (node, rng)
+        return best[0] if best else None
+
+    def buffer_name(self, cls: cst.ClassDef, hint: str) -> str:
+        taken = self.used.setdefault(id(cls), set())
+        text = cst.Module([]).code_for_node(cls)
+        base = f"{hint}_const" if hint else "const_tensor"
+        name, n = base, 1
+        while name in taken or re.search(rf"\b{re.escape(name)}\b", text):
+            n += 1
+            name = f"{base}_{n}"
+        taken.add(name)
+        return name
+
+    def _end_of(self, node: cst.CSTNode) -> int:
+        line = self.positions[node].end.line
+        return self.starts[line] if line < len(self.starts) else len(self.source)
+
+    def place(self, cls: cst.ClassDef, init_params: str, line_text: str) -> bool:
+        """Plan ``line_text`` in ``cls.__init__``: after its ``super().__init__`` line, or in a
+        new ``__init__`` at the top of the class (after its docstring). False if impossible."""
+        if id(cls) in self.pending:
+            self.pending[id(cls)][2].append(line_text)
+            return True
+        nl = _newline(self.source)
+        body = cls.body
+        if not isinstance(body, cst.IndentedBlock) or not body.body:
+            return False
+        for stmt in body.body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__":
+                block = stmt.body
+                supers = [s for s in block.body if _is_super_init(s)] if isinstance(block, cst.IndentedBlock) else []
+                if not supers:
+                    return False  # registering a buffer before Module.__init__ raises
+                indent = _indent_of(self.source, self.starts, self.positions[supers[0]].start.line)
+
+                def existing(lines, indent=indent):
+                    return "".join(f"{indent}{t}{nl}" for t in lines)
+
+                self.pending[id(cls)] = [self._end_of(supers[0]), existing, [line_text]]
+                return True
+        first = body.body[0]
+        indent = _indent_of(self.source, self.starts, self.positions[first].start.line)
+        inner = indent + (self.module.default_indent if body.indent is None else body.indent)
+        args = f"self, {init_params}" if init_params else "self"
+        docstring = _is_docstring(first)
+
+        def new_init(lines, indent=indent, inner=inner, args=args, docstring=docstring):
+            text = (f"{indent}def __init__({args}):{nl}{inner}super().__init__({init_params}){nl}"
+                    + "".join(f"{inner}{t}{nl}" for t in lines))
+            return nl + text if docstring else text + nl
+
+        at = self._end_of(first) if docstring else self.starts[self.positions[first].start.line - 1]
+        self.pending[id(cls)] = [at, new_init, [line_text]]
+        return True
+
+    def insertions(self) -> List[Tuple[int, str]]:
+        return [(at, make(lines)) for at, make, lines in self.pending.values()]
+
+
+def _is_docstring(stmt: cst.CSTNode) -> bool:
+    return (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+            and isinstance(stmt.body[0], cst.Expr)
+            and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+
+
+_ASSIGNED = re.compile(r"(?:^|[\s(,])([A-Za-z_]\w*)\s*=\s*$")
+
+
+def _name_hint(source: str, start: int) -> str:
+    """``w`` when the replaced text follows ``w = `` or ``w=`` on its line."""
+    line_start = source.rfind("\n", 0, start) + 1
+    m = _ASSIGNED.search(source[line_start:start])
+    return m.group(1).lstrip("_") if m else ""
+
+
+# -- imports -------------------------------------------------------------------------------
+def _is_future_import(stmt: cst.CSTNode) -> bool:
+    return (isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.ImportFrom)
+            and isinstance(stmt.body[0].module, cst.Name) and stmt.body[0].module.value == "__future__")
+
+
+def _import_insertion(source: str, module: str) -> Optional[Tuple[int, str]]:
+    """``import module`` on the line of the first statement after the docstring and the
+    ``from __future__`` imports, unless a top-level ``import module`` is there already."""
+    wrapper = cst.metadata.MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
+    tree = wrapper.module
+    for stmt in tree.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Import) and any(
+                        a.asname is None and tree.code_for_node(a.name) == module for a in small.names):
+                    return None
+    nl = _newline(source)
+    line = f"import {module}{nl}"
+    for i, stmt in enumerate(tree.body):
+        if (i == 0 and _is_docstring(stmt)) or _is_future_import(stmt):
+            continue
+        start = wrapper.resolve(cst.metadata.PositionProvider)[stmt].start.line
+        return _line_starts(source)[start - 1], line
+    return len(source), (line if source.endswith(("\n", "\r")) or not source else nl + line)
+
+
+# -- one file --------------------------------------------------------------------------------
+def wanted(fix: Optional[Fix], unsafe: bool) -> bool:
+    return fix is not None and (fix.applicability == SAFE or unsafe)
+
+
+def apply_fixes(source: str, findings: Sequence, unsafe: bool) -> Tuple[str, Counter]:
+    """One pass: the source with the wanted fixes of ``findings`` applied, and fixes per code.
+    A fix whose range overlaps one already taken, or whose text changed, waits for the next pass."""
+    starts = _line_starts(source)
+    nl = _newline(source)
+    replaced: List[Tuple[int, int, str]] = []
+    counts: Counter = Counter()
+    imports = set()
+    placer: Optional[_Placer] = None
+    last_end = -1
+    for f in sorted(findings, key=lambda f: (f.line, f.col)):
+        fix = f.fix
+        if not wanted(fix, unsafe) or f.end_line > len(starts):
+            continue
+        start, end = _offset(starts, f.line, f.col), _offset(starts, f.end_line, f.end_col)
+        indent = _block_indent(fix.original, source, starts, f.line, start, end)
+        if start < last_end or indent is None:
+            continue  # overlaps a fix taken this pass, or the file changed since it was linted
+        text = fix.replacement.replace(INDENT, indent)
+        if fix.hoist is not None:
+            placer = placer or _Placer(source)
+            cls = placer.innermost_class(f.line)
+            if cls is None:
+                continue
+            name = placer.buffer_name(cls, _name_hint(source, start))
+            line = _newlines(f'self.register_buffer("{name}", {fix.hoist.expression.replace(INDENT, indent)}, '
+                             'persistent=False)', nl)
+            if not placer.place(cls, fix.hoist.init_params, line):
+                continue
+            text = f"self.{name}"
+        replaced.append((start, end, _newlines(text, nl)))
+        last_end = end
+        counts[f.code] += 1
+        imports.update(fix.imports)
+    if not replaced:
+        return source, counts
+    edits = list(replaced)
+    if placer is not None:
+        edits.extend((at, at, text) for at, text in placer.insertions())
+    for module in sorted(imports):
+        imp = _import_insertion(source, module)
+        if imp is not None:
+            edits.append((imp[0], imp[0], imp[1]))
+    pieces, pos = [], 0
+    for start, end, text in sorted(edits, key=lambda e: (e[0], e[1])):
+        pieces.append(source[pos:start])
+        pieces.append(text)
+        pos = max(pos, end)
+    pieces.append(source[pos:])
+    return "".join(pieces), counts
+
+
+# -- files and the command line ----------------------------------------------------------------
+@dataclass
+class FileFix:
+    path: str
+    before: str
+    after: str
+    encoding: str
+    counts: Counter
+    error: Optional[str] = None
+
+
+def _parses(source: str, path: str) -> Optional[str]:
+    try:
+        compile(source, path, "exec", dont_inherit=True, flags=0x400)  # ast.PyCF_ONLY_AST
+        cst.parse_module(source)
+    except Exception as exc:  # SyntaxError, ParserSyntaxError, ValueError (null bytes)
+        return f"{type(exc).__name__}: {exc}".splitlines()[0]
+    return None
+
+
+def fix_source(source: str, path: str, findings: Sequence, config, unsafe: bool) -> Tuple[str, Counter, Optional[str]]:
+    """Apply fixes to one file's text, re-linting and fixing again until nothing changes.
+    Returns the new text, fixes per code, and an error (then the text is the original)."""
+    module_name = module_name_for(path)[0]
+    out, counts = apply_fixes(source, findings, unsafe)
+    for _ in range(MAX_PASSES - 1):
+        if not counts:
+            break
+        problem = _parses(out, path)
+        if problem is not None:
+            return source, Counter(), f"fixes would break the file ({problem}); nothing changed"
+        again = lint_source(out, path, config, module_name=module_name)
+        newer, more = apply_fixes(out, again, unsafe)
+        if not more:
+            break
+        out, counts = newer, counts + more
+    problem = _parses(out, path) if counts else None
+    if problem is not None:
+        return source, Counter(), f"fixes would break the file ({problem}); nothing changed"
+    return out, counts, None
+
+
+def fix_file(path: str, findings: Sequence, config, unsafe: bool) -> FileFix:
+    """Fix one file in memory (written by the caller, in the file's own encoding)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        encoding = tokenize.detect_encoding(BytesIO(data).readline)[0]
+        source = decode(data, path)
+    except (OSError, SyntaxError, ValueError) as exc:
+        return FileFix(path, "", "", "utf-8", Counter(), f"cannot read the file to fix it: {exc}")
+    try:
+        after, counts, error = fix_source(source, path, findings, config, unsafe)
+    except Exception as exc:  # a bug of ours must not lose the user's file or end the run
+        error = f"internal error while fixing, please report: {type(exc).__name__}: {exc}"
+        after, counts = source, Counter()
+    return FileFix(path, source, after, encoding, counts, error)
+
+
+def unified_diff(fixed: FileFix) -> str:
+    return "".join(difflib.unified_diff(
+        fixed.before.splitlines(keepends=True), fixed.after.splitlines(keepends=True),
+        fromfile=fixed.path, tofile=fixed.path))
+
+
+def _by_code(counts: Counter) -> str:
+    return ", ".join(f"{code}: {n}" for code, n in sorted(counts.items()))
+
+
+def summary(counts: Counter, hidden: Counter, dry_run: bool) -> str:
+    total = sum(counts.values())
+    verb = "Would fix" if dry_run else "Fixed"
+    head = f"{verb} {total} finding{'s' if total != 1 else ''}" + (f" ({_by_code(counts)})" if total else "")
+    if not total:
+        head = "No fixes applied" if not dry_run else "No fixes to apply"
+    n = sum(hidden.values())
+    if n:
+        head += f"; {n} unsafe fix{'es' if n != 1 else ''} available with --unsafe-fixes ({_by_code(hidden)})"
+    return head + "."

@@ -1,0 +1,50 @@
+"""Temperature and frequency labels of findings, and which ones a report shows."""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable, List, Optional
+
+from torchsync_lint.check.report import FileReport
+from torchsync_lint.finding import Finding
+from torchsync_lint.inference.frequency import EVERY_STEP, ONCE, TEST, combine
+from torchsync_lint.inference.hotness import CallGraph
+
+
+def is_test_file(path: str) -> bool:
+    """``tests/`` and ``test/`` folders, ``test_*.py``, ``*_test.py`` and ``conftest.py``."""
+    parts = os.path.normpath(path).split(os.sep)
+    name = parts[-1]
+    return (any(p in ("tests", "test") for p in parts[:-1]) or name.startswith("test_")
+            or name.endswith("_test.py") or name == "conftest.py")
+
+
+def classify(findings_reports: Iterable[FileReport], graph: CallGraph, include_cold: bool,
+             hidden: Optional[List[Finding]] = None, hot_tests: bool = False) -> List[Finding]:
+    """Label every finding with its temperature and frequency class; return those the report
+    shows (every-step code that is hot or of unknown temperature; everything with
+    ``include_cold``). Findings left out go to ``hidden`` when given."""
+    out: List[Finding] = []
+    for rep in findings_reports:
+        test_file = not hot_tests and is_test_file(rep.path)
+        freqs = rep.frequency or [EVERY_STEP] * len(rep.findings)
+        for finding, cold, loop_hot, freq in zip(rep.findings, rep.cold, rep.loop_hot, freqs):
+            if loop_hot or graph.is_hot(finding.function):
+                finding.temperature = "hot"
+            elif cold:
+                finding.temperature = "cold"
+            else:
+                finding.temperature = "unknown"
+            if test_file:
+                freq = TEST
+            elif finding.temperature == "cold":
+                freq = combine(ONCE, freq)
+            finding.frequency = freq
+            shown = freq == EVERY_STEP and (
+                finding.temperature == "hot" or not rep.hot_only.get(finding.code, False))
+            if shown or include_cold:
+                out.append(finding)
+            elif hidden is not None:
+                hidden.append(finding)
+    return out
+

@@ -1,0 +1,210 @@
+"""Check one file: parse once, index, run every rule in one walk, position what was found.
+
+Never raises for bad input: unreadable, undecodable, unparsable or too-deep files come back as a
+report with an error. Knows nothing of caches, workers or other files' reports (``run/``); other
+files' values arrive through ``project`` (``inference.project``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import traceback
+from typing import Dict, Optional
+
+import libcst as cst
+
+from torchsync_lint.check import gc_pause, parse_guard
+from torchsync_lint.check.noqa import Suppressions
+from torchsync_lint.check.positions import positions
+from torchsync_lint.check.report import FileReport, Options
+from torchsync_lint.check.source import PREFILTER, decode, module_name_for, pre_parse_error, python_syntax_error
+from torchsync_lint.check.walker import RuleWalker, places
+from torchsync_lint.finding import FileError, Finding
+from torchsync_lint.inference.context import FileContext
+from torchsync_lint.inference.evaluate import Evaluator
+from torchsync_lint.inference.hotness import summarise
+from torchsync_lint.inference.index import FileIndex
+from torchsync_lint.inference.interface import extract as extract_interface
+from torchsync_lint.rules.registry import select_rules
+from torchsync_lint.syntax import walk
+
+
+@gc_pause.per_file
+def check_source(source: str, path: str, options: Options, module_name: Optional[str] = None,
+                 project=None, want_interface: bool = False, ordered: bool = False) -> FileReport:
+    """Parse and check one file's text. Never raises for bad input: errors come back in the report.
+
+    Without ``project`` the file is checked on its own and its interface is extracted (what it
+    cannot see stays a reference, listed in ``report.refs``); with one (``inference.project``),
+    references to other files are resolved while the rules run (and, with ``want_interface``,
+    the interface is extracted again with what the project told). ``ordered``: the project
+    holds only the files checked before this one (import order): the rules use it and record
+    what each reference resolved to; the interface is extracted as without a project.
+    """
+    report = FileReport(path)
+    report.error = pre_parse_error(source, path)
+    if report.error is not None:
+        return report
+    if (project is None or ordered) and not any(word in source for word in PREFILTER):
+        # checked again with the project (callers pass it tensors), a file is never skipped
+        if "import" in source or "def " in source:
+            # no rule can fire here, but other files may import its names, helpers and re-exports
+            interface_only(source, path, module_name, report, guarded=True)
+        return report
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        # Only on failure: a second parse by CPython for a message that names the real line.
+        report.error = python_syntax_error(source, path) or FileError(
+            path, f"LibCST cannot parse this file: {exc.message}", exc.raw_line, exc.raw_column + 1)
+        return report
+    except Exception as exc:  # LibCST raises a few other types on exotic input
+        report.error = FileError(path, f"cannot parse: {type(exc).__name__}: {exc}")
+        return report
+    if module_name is None:
+        module_name, is_package = module_name_for(path)
+    else:
+        is_package = os.path.basename(path) == "__init__.py"
+    index = FileIndex(module_name, is_package)
+    walk.visit(module, index)
+    report.summary = summarise(index)
+    rules_classes = select_rules(options.select, options.ignore)
+    evaluator = Evaluator(index, frozenset(options.hot_functions), project=project)
+    if ordered and project is not None:
+        evaluator.recorded = {}
+    ctx = FileContext(index, evaluator, frozenset(options.cold_functions))
+    rules = [r(ctx) for r in rules_classes]
+    report.hot_only = {r.code: r.hot_only for r in rules_classes}
+    walker = RuleWalker(ctx, rules)
+    statements = walker.run(module)
+    walker.visits = walker.leaves = {}  # they hold its own bound methods: a cycle holding the tree
+    if project is None:
+        report.refs = set(evaluator.refs)
+        report.open_params = set(evaluator.open_params)
+    elif evaluator.recorded is not None:
+        report.refs = set(evaluator.recorded)
+        report.ref_values = dict(evaluator.recorded)
+        own = Evaluator(index, frozenset(options.hot_functions))  # the interface keeps its references symbolic
+        report.interface = extract_interface(index, own, report.summary)
+        report.open_params = set(evaluator.open_params) | own.open_params
+    if project is None or want_interface:
+        report.interface = extract_interface(index, evaluator, report.summary)
+    if not ctx.findings:
+        index.release()
+        return report
+    report.noqa = Suppressions(source)
+    where = positions(module, (f.node for f in ctx.findings), source, places(module, index, ctx.findings, statements))
+    index.release()
+    seen = set()
+    for raw in ctx.findings:
+        rng = where.get(raw.node)
+        if rng is None:
+            continue
+        key = (raw.rule.code, rng.start.line, rng.start.column)
+        if key in seen:
+            continue  # one finding per rule and place, even if two visits reached it
+        seen.add(key)
+        report.findings.append(
+            Finding(path, rng.start.line, rng.start.column + 1, rng.end.line, rng.end.column + 1,
+                    raw.rule.code, raw.rule.name, raw.message, raw.function, fix=raw.fix)
+        )
+        report.cold.append(raw.cold)
+        report.loop_hot.append(raw.hot)
+        report.frequency.append(raw.frequency)
+    ctx.findings.clear()  # each holds its rule, which holds ctx: a cycle holding the tree (gc_pause)
+    return report
+
+
+@gc_pause.per_file
+def interface_only(source: str, path: str, module_name: Optional[str], report: FileReport,
+                   guarded: bool = False) -> None:
+    if not guarded and parse_guard.refusal(source) is not None:
+        return  # too costly for LibCST; check_source reports it
+    try:
+        module = cst.parse_module(source)
+    except Exception:
+        return  # the prefilter path reports syntax errors through CPython's parser
+    if module_name is None:
+        module_name, is_package = module_name_for(path)
+    else:
+        is_package = os.path.basename(path) == "__init__.py"
+    index = FileIndex(module_name, is_package)
+    walk.visit(module, index)
+    report.summary = summarise(index)  # hot paths run through files that never name torch too
+    evaluator = Evaluator(index)
+    report.interface = extract_interface(index, evaluator, report.summary)
+    report.open_params = set(evaluator.open_params)  # callers elsewhere may pass it tensors: checked then
+    index.release()
+
+
+
+RECURSION_ERROR = "too deeply nested to analyse (recursion limit)"
+_DEEP_STACK_BYTES = 512 * 1024 * 1024  # address space; only the pages a deep walk touches are used
+_DEEP_RECURSION = 60_000
+
+
+def deep_stack(fn, *args):
+    """``fn(*args)`` on a thread with a large stack and a high recursion limit (restored after)."""
+    out: Dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            out["value"] = fn(*args)
+        except BaseException as exc:  # handed to the caller's thread
+            out["error"] = exc
+
+    old_size = threading.stack_size()
+    old_limit = sys.getrecursionlimit()
+    try:
+        threading.stack_size(_DEEP_STACK_BYTES)
+        sys.setrecursionlimit(max(old_limit, _DEEP_RECURSION))
+        t = threading.Thread(target=target, name="torchsync-lint-deep")
+        t.start()
+        t.join()
+    finally:
+        threading.stack_size(old_size)
+        sys.setrecursionlimit(old_limit)
+    if "error" in out:
+        raise out["error"]  # type: ignore[misc]
+    return out["value"]
+
+
+def check_data(data: bytes, path: str, options: Options, project=None, want_interface: bool = False,
+                ordered: bool = False) -> FileReport:
+    try:
+        source = decode(data, path)
+    except ValueError as exc:
+        return FileReport(path, error=FileError(path, str(exc)))
+    if not source.strip():
+        return FileReport(path, note="empty file, nothing to check")
+    try:
+        try:
+            report = check_source(source, path, options, project=project, want_interface=want_interface,
+                                  ordered=ordered)
+        except RecursionError:
+            # valid code can nest deeper than the default stack allows (a chain of 400 functions
+            # each returning the next): once more on a thread with a deep stack
+            report = deep_stack(check_source, source, path, options, None, project, want_interface, ordered)
+        if report.summary is None and report.error is None:
+            # the prefilter skipped it unparsed: still report a broken file (cheap C parser)
+            report.error = python_syntax_error(source, path)
+        return report
+    except RecursionError:
+        return FileReport(path, error=FileError(path, RECURSION_ERROR))
+    except Exception as exc:  # a bug of ours must not end the whole run with a traceback
+        return FileReport(path, error=FileError(path, internal_error(exc)))
+
+
+def crashed(path: str, *_args) -> FileReport:
+    """The report for a file whose check killed its worker process (``workers.pool_map``)."""
+    return FileReport(path, error=FileError(path, "internal error, please report: the process checking this file "
+                                                  "died (a crash in native code, such as LibCST's parser)"))
+
+
+def internal_error(exc: BaseException) -> str:
+    """One line for a bug of ours met while checking a file: the exception and where it was raised."""
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = f" (at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno})" if tb else ""
+    return f"internal error, please report: {type(exc).__name__}: {exc}{where}"

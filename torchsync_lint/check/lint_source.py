@@ -1,0 +1,51 @@
+"""``lint_source``: the public one-file API (tests, docs, the flake8 plugin, the guard)."""
+
+from __future__ import annotations
+
+import os
+from typing import List, Optional
+
+from torchsync_lint.check.classify import classify
+from torchsync_lint.check.file import check_source, deep_stack
+from torchsync_lint.check.report import Options
+from torchsync_lint.check.suppress import suppress
+from torchsync_lint.config import Config
+from torchsync_lint.finding import FileError, Finding
+from torchsync_lint.inference.hotness import CallGraph
+
+
+class SourceError(SyntaxError):
+    """``lint_source``'s answer for a file it cannot check; ``error`` is what the CLI reports."""
+
+    def __init__(self, error: FileError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def lint_source(source: str, path: str = "<string>", config: Optional[Config] = None, *,
+                module_name: Optional[str] = None, inline_noqa: bool = True, project=None) -> List[Finding]:
+    """Lint one file's text: on its own (tests, docs), or with ``project`` (an
+    ``run.ondemand.OnDemand``: the flake8 plugin) for other files' values and hot paths.
+
+    ``inline_noqa=False`` keeps findings silenced by a line's ``# noqa`` (flake8 filters those
+    itself); the file-level ``# torchsync-lint: noqa`` still applies.
+    """
+    config = config or Config()
+    options = Options(tuple(config.select), tuple(config.ignore), tuple(config.hot_functions),
+                      tuple(config.cold_functions))
+    args = (source, path, options, module_name or os.path.splitext(os.path.basename(path))[0],
+            project.project if project is not None else None)
+    try:
+        report = check_source(*args)
+    except RecursionError:
+        report = deep_stack(check_source, *args)
+    if report.error is not None:
+        raise SourceError(report.error)
+    summaries = [report.summary] if report.summary else []
+    if project is not None:
+        own = report.summary.module if report.summary else None
+        summaries += [s for s in project.summaries() if s.module != own]
+    graph = CallGraph(summaries, config.hot_functions)
+    findings = classify([report], graph, config.include_cold, hot_tests=config.hot_tests)
+    noqa = report.noqa if report.noqa is None or inline_noqa else report.noqa.file_only()
+    return sorted(suppress(findings, {path: noqa} if noqa else {}, config), key=Finding.sort_key)

@@ -1,0 +1,46 @@
+"""The records of one file's check: the options it ran with and what it gives (``FileReport``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Set, Tuple
+
+from torchsync_lint.finding import FileError, Finding
+from torchsync_lint.check.noqa import Suppressions
+from torchsync_lint.inference.hotness import FileSummary
+from torchsync_lint.inference.values import Value
+
+
+@dataclass
+class FileReport:
+    """What checking one file gives (picklable, for worker processes)."""
+
+    path: str
+    findings: List[Finding] = field(default_factory=list)
+    hot_only: Dict[str, bool] = field(default_factory=dict)  # code -> rule.hot_only
+    cold: List[bool] = field(default_factory=list)  # per finding: in known-cold code
+    loop_hot: List[bool] = field(default_factory=list)  # per finding: inside a training loop
+    frequency: List[str] = field(default_factory=list)  # per finding: inference.frequency class
+    summary: Optional[FileSummary] = None
+    error: Optional[FileError] = None
+    note: Optional[str] = None
+    noqa: Optional[Suppressions] = None
+    # what other files may ask of this one (``inference.interface``), and what this one asked
+    # of others without an answer yet: references met by the rules, functions whose parameters
+    # only their callers in other files can tell
+    interface: Optional[dict] = None
+    refs: Set[tuple] = field(default_factory=set)
+    open_params: Set[str] = field(default_factory=set)
+    # checked with a growing project (import order, ``project_pass.first_pass``): what each
+    # reference resolved to then
+    ref_values: Dict[tuple, Value] = field(default_factory=dict)
+
+
+
+@dataclass
+class Options:
+    select: Tuple[str, ...] = ()
+    ignore: Tuple[str, ...] = ()
+    hot_functions: Tuple[str, ...] = ()
+    cold_functions: Tuple[str, ...] = ()
+

@@ -1,0 +1,158 @@
+"""The rule walk: every rule's callbacks and the inference context's bookkeeping in one traversal,
+and where each reported node sits (for positions computed only for what is reported)."""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from torchsync_lint.inference.context import FileContext
+from torchsync_lint.inference.index import FileIndex, FunctionInfo
+from torchsync_lint.syntax import walk
+
+COMP_NODES = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+
+
+class RuleWalker(cst.CSTVisitor):
+    """Calls every rule's visit_/leave_ methods from one traversal and keeps the context current.
+
+    Callbacks are looked up per node type once (``walk.Walker``): the context's bookkeeping
+    runs before the rules' visits and after their leaves. ``run(module)`` is the fast walk;
+    ``module.visit(walker)`` gives the same calls through LibCST.
+    """
+
+    def __init__(self, ctx: FileContext, rules: Sequence) -> None:
+        self.ctx = ctx
+        freq = ctx.frequency
+        pre: Dict[str, List[Callable]] = {
+            "FunctionDef": [ctx.enter_function, lambda _node: freq.enter_function()],
+            "If": [ctx.enter_orelse, ctx.enter_if, freq.enter_if],
+            "Else": [ctx.enter_orelse],
+            "IndentedBlock": [freq.enter_block],
+            "SimpleStatementSuite": [freq.enter_block],
+            "ExceptHandler": [freq.enter_handler],
+            "ExceptStarHandler": [freq.enter_handler],
+            "Assert": [freq.enter_assert],
+            "With": [ctx.enter_with],
+            "Assign": [self._assign_stores],
+            "AugAssign": [self._target_store],
+            "AnnAssign": [self._target_store],
+            "For": [self._enter_for],
+            "While": [ctx.enter_loop],
+        }
+        for comp in COMP_NODES:
+            pre[comp.__name__] = [self._bind_comps]
+        post: Dict[str, List[Callable]] = {
+            "Assign": [self._bind_assign],
+            "AnnAssign": [self._bind_annassign],
+            "NamedExpr": [self._bind_named],
+            "AugAssign": [self._bind_augassign],
+            "FunctionDef": [ctx.leave_function, lambda _node: freq.leave_function()],
+            "IndentedBlock": [freq.leave_block],
+            "SimpleStatementSuite": [freq.leave_block],
+            "With": [ctx.leave_with],
+            "If": [ctx.leave_if],
+            "For": [ctx.leave_loop],
+            "While": [ctx.leave_loop],
+        }
+        tables = [walk.callbacks(rule) for rule in rules]
+        self.visits = walk.merge([pre] + [v for v, _ in tables])
+        self.leaves = walk.merge([lv for _, lv in tables] + [post])
+
+    def run(self, module: cst.Module) -> Dict[int, cst.CSTNode]:
+        """Walk the module; return id(reported node) -> the top-level statement holding it."""
+        findings = self.ctx.findings
+        statements: Dict[int, cst.CSTNode] = {}
+        done = 0
+
+        def after_statement(stmt: cst.CSTNode) -> None:
+            nonlocal done
+            for raw in findings[done:]:
+                statements[id(raw.node)] = stmt
+            done = len(findings)
+
+        walk.Walker(self.visits, self.leaves).walk_module(module, after_statement)
+        return statements
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        for fn in self.visits.get(type(node).__name__, ()):
+            fn(node)
+        return True
+
+    def on_leave(self, node: cst.CSTNode) -> None:
+        for fn in self.leaves.get(type(node).__name__, ()):
+            fn(node)
+
+    # -- the context's bookkeeping -----------------------------------------------------------
+    def _assign_stores(self, node: cst.Assign) -> None:
+        self.ctx.mark_stores([t.target for t in node.targets])
+
+    def _target_store(self, node) -> None:
+        self.ctx.mark_stores([node.target])
+
+    def _enter_for(self, node: cst.For) -> None:
+        self.ctx.bind_for(node)
+        self.ctx.enter_loop(node)
+
+    def _bind_comps(self, node) -> None:
+        comp = node.for_in
+        while comp is not None:  # the element is visited before its for-clauses
+            self.ctx.bind_comp(comp)
+            comp = comp.inner_for_in
+
+    def _bind_assign(self, node: cst.Assign) -> None:
+        ctx = self.ctx
+        value = ctx.value(node.value)
+        for t in node.targets:
+            ctx.bind(t.target, value)
+
+    def _bind_annassign(self, node: cst.AnnAssign) -> None:
+        ctx = self.ctx
+        ctx.bind(node.target, ctx.evaluator.annotated(node.annotation.annotation, node.value, ctx.scope))
+
+    def _bind_augassign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, (cst.Name, cst.Attribute)):
+            self.ctx.bind(node.target, self.ctx.value(self.ctx.evaluator.index.augmented[id(node)]))
+
+    def _bind_named(self, node: cst.NamedExpr) -> None:
+        self.ctx.bind(node.target, self.ctx.value(node.value))
+
+
+def _function_place(module: cst.Module, info: FunctionInfo) -> Optional[Tuple[cst.CSTNode, str]]:
+    """A function's def statement and the indentation of the blocks around it, when it sits
+    directly in the bodies of its enclosing functions and classes, up to the module."""
+    indents: List[str] = []
+    node, scope = info.node, info.parent or info.cls
+    while scope is not None:
+        body = scope.node.body
+        if type(body) is not cst.IndentedBlock or not any(s is node for s in body.body):
+            return None  # e.g. a def under an `if`: its indentation is not known from here
+        indents.append(module.default_indent if body.indent is None else body.indent)
+        node = scope.node
+        if isinstance(scope, FunctionInfo):
+            scope = scope.parent or scope.cls
+        else:
+            scope = None  # a class: only top-level ones (classes do not record where they sit)
+    if not any(s is node for s in module.body):
+        return None
+    return info.node, "".join(reversed(indents))
+
+
+def places(module: cst.Module, index: FileIndex, findings, statements: Dict[int, cst.CSTNode]):
+    """For each reported node, the statements to generate for its position, innermost first."""
+    memo: Dict[str, Optional[Tuple[cst.CSTNode, str]]] = {}
+    places = {}
+    for raw in findings:
+        candidates = []
+        if raw.function is not None:
+            if raw.function not in memo:
+                info = index.functions.get(raw.function)
+                memo[raw.function] = _function_place(module, info) if info is not None else None
+            if memo[raw.function] is not None:
+                candidates.append(memo[raw.function])
+        stmt = statements.get(id(raw.node))
+        if stmt is not None:
+            candidates.append((stmt, ""))
+        places[id(raw.node)] = candidates
+    return places

@@ -1,0 +1,64 @@
+"""A file's check through the report cache: the same bytes, path, package, options, linter code
+(and, checked with a project, the same interfaces) give the stored report."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from torchsync_lint.check.file import check_data
+from torchsync_lint.check.noqa import Suppressions
+from torchsync_lint.check.report import FileReport, Options
+from torchsync_lint.check.source import decode, module_name_for
+from torchsync_lint.finding import FileError
+from torchsync_lint.run import report_data
+from torchsync_lint.run.cache import ReportCache
+from torchsync_lint.run.cache import key as cache_key
+
+
+def check_file(path: str, options: Options, cache_dir: Optional[str] = None, project=None,
+               want_interface: bool = False, project_digest: str = "", ordered: bool = False) -> FileReport:
+    """Check one file; with ``cache_dir``, reuse the report of a run on the same bytes, path,
+    package, options and linter code (see ``cache``); checked with a project, also the same
+    interfaces of every file (``project_digest``)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        return FileReport(path, error=FileError(path, f"cannot read: {exc.strerror or exc}"))
+    if cache_dir is None:
+        return check_data(data, path, options, project, want_interface, ordered)
+    store = ReportCache(cache_dir)
+    k = cache_key(data, path, module_name_for(path)[0], (options, project_digest, want_interface, ordered))
+    report = _from_cache(store, k, data, path)
+    if report is not None:
+        return report
+    report = check_data(data, path, options, project, want_interface, ordered)
+    if report.error is None or report.error.message.startswith("syntax error"):
+        store.put(k, report_data.to_json(report))  # never keep an internal error: the next run may be fixed
+    return report
+
+
+def cached_report(path: str, options: Options, cache_dir: str, project_digest: str = "", want_interface: bool = False,
+                  ordered: bool = False) -> Optional[FileReport]:
+    """The report ``check_file`` would return from the cache, or None when it would check the file."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    k = cache_key(data, path, module_name_for(path)[0], (options, project_digest, want_interface, ordered))
+    return _from_cache(ReportCache(cache_dir), k, data, path)
+
+
+def _from_cache(store: ReportCache, k: str, data: bytes, path: str) -> Optional[FileReport]:
+    hit = store.get(k)
+    if hit is None:
+        return None
+    try:
+        report = report_data.from_json(hit, FileReport)
+        if report.findings:
+            report.noqa = Suppressions(decode(data, path))
+        return report
+    except Exception:  # a corrupt entry: check the file again and overwrite it
+        return None
+

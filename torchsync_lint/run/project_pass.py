@@ -1,0 +1,274 @@
+"""The project pass: every file's interface at hand, check again the files whose findings depend
+on other files (``inference.project``), and keep interfaces in the cache for the flake8 plugin
+(``run.ondemand``).
+
+Cold run: every file is checked once, in import order (``first_pass``): with the interfaces of
+the files it imports at hand when they are not part of an import cycle with it (findings,
+interface, the references its rules met and what they resolved to). Then the files whose
+functions take parameters only other files pass get their interfaces again with those values, and every file that met a reference the
+project can answer is checked again with the project. Results of both passes are cached by the
+file's bytes and a digest of all interfaces, so an unchanged tree is answered from the cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Dict, List, Optional, Tuple
+
+from torchsync_lint.check.file import crashed, interface_only
+from torchsync_lint.check.report import FileReport, Options
+from torchsync_lint.check.source import decode, module_name_for
+from torchsync_lint.run import import_order, workers
+from torchsync_lint.run.cache import ReportCache
+from torchsync_lint.run.cache import key as cache_key
+from torchsync_lint.run.cached_check import cached_report, check_file
+from torchsync_lint.inference.project import Project
+from torchsync_lint.inference.values import (
+    BATCH,
+    DEVICE,
+    DICT,
+    LIST,
+    MODULE,
+    NDARRAY,
+    OBJECT,
+    SIZE,
+    TENSOR,
+    TENSOR_SEQ,
+    TUPLE,
+    Value,
+)
+
+
+def _interface_key(data: bytes, path: str, module: str) -> str:
+    path = os.path.abspath(path)  # the CLI gets paths as typed, the flake8 plugin absolute ones
+    return cache_key(data, path, module, "interface")
+
+
+def interface_cache_get(path: str, module: str, cache_dir: str) -> Tuple[bool, Optional[dict]]:
+    """(found, interface) for a file whose bytes have not changed since it was cached; a file
+    with nothing to tell (empty, no definitions) is found with interface None."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return False, None
+    got = ReportCache(cache_dir).get(_interface_key(data, path, module))
+    return (True, got.get("interface")) if got is not None else (False, None)
+
+
+def interface_for_file(path: str, module: str, cache_dir: Optional[str]) -> Optional[dict]:
+    """Index one file for its interface only (no rules), and cache it."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        source = decode(data, path)
+    except (OSError, ValueError):
+        return None
+    report = FileReport(path)
+    try:
+        interface_only(source, path, module, report)
+    except RecursionError:
+        return None
+    if report.interface is not None and cache_dir is not None:
+        ReportCache(cache_dir).put(_interface_key(data, path, module), {"interface": report.interface})
+    return report.interface
+
+
+def store_interfaces(reports: List[FileReport], cache_dir: str) -> None:
+    """What the flake8 plugin reads for the files it does not see (``run.ondemand``)."""
+    store = ReportCache(cache_dir)
+    for r in reports:
+        if r.error is not None:
+            continue
+        try:
+            with open(r.path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        module = r.interface["module"] if r.interface is not None else module_name_for(r.path)[0]
+        k = _interface_key(data, r.path, module)
+        if store.get(k) != {"interface": r.interface}:
+            store.put(k, {"interface": r.interface})
+
+
+# -- the second pass: files that asked other files something they can answer ----------------------
+_WORKER_PROJECT: Optional[Tuple[Project, str]] = None
+
+
+def _init_worker(interfaces: Dict[str, dict], digest: Optional[str] = None) -> None:
+    global _WORKER_PROJECT
+    _WORKER_PROJECT = (Project(interfaces), digest if digest is not None else project_digest(interfaces))
+
+
+def project_digest(interfaces: Dict[str, dict]) -> str:
+    """Changes whenever any file's interface does: the key of every result that used the project."""
+    h = hashlib.sha256()
+    for name in sorted(interfaces):
+        h.update(json.dumps(interfaces[name], sort_keys=True, separators=(",", ":")).encode())
+    return h.hexdigest()
+
+
+def _recheck(path: str, options: Options, want_interface: bool = False, cache_dir: Optional[str] = None,
+             ordered: bool = False) -> FileReport:
+    project, digest = _WORKER_PROJECT
+    return check_file(path, options, cache_dir, project, want_interface, digest, ordered)
+
+
+def _ordered_check(path: str, options: Options, cache_dir: Optional[str]) -> FileReport:
+    return _recheck(path, options, False, cache_dir, True)
+
+
+def first_pass(files: List[str], options: Options, jobs: int, cache_dir: Optional[str] = None) -> List[FileReport]:
+    """Check every file once, in import order (``import_order``): a file is checked with the
+    interfaces of the files of earlier waves at hand, so most references to other files resolve
+    now; what each resolved to is recorded for ``project_pass``. The first wave (and a run of
+    unrelated files) is checked without a project."""
+    modules, sources, packages = [], [], []
+    for path in files:
+        module, is_package = module_name_for(path)
+        try:
+            with open(path, "rb") as fh:
+                text = fh.read().decode("utf-8", "replace")
+        except OSError:
+            text = ""  # check_file reports it
+        modules.append(module)
+        sources.append(text)
+        packages.append(is_package)
+    reports: List[Optional[FileReport]] = [None] * len(files)
+    interfaces: Dict[str, dict] = {}
+    digest = ""
+    for wave in import_order.order(modules, sources, packages):
+        paths = [files[i] for i in wave]
+        got = _map_wave(paths, options, jobs, cache_dir, interfaces, digest)
+        added: Dict[str, dict] = {}
+        for i, r in zip(wave, got):
+            reports[i] = r
+            if r.interface is not None and r.interface["module"] not in interfaces:
+                added.setdefault(r.interface["module"], r.interface)
+        interfaces.update(added)
+        if added and cache_dir is not None:  # later waves are cached under everything they could have read
+            digest = hashlib.sha256((digest + project_digest(added)).encode()).hexdigest()
+    return [r for r in reports if r is not None]
+
+
+def _map_wave(paths: List[str], options: Options, jobs: int, cache_dir: Optional[str],
+              interfaces: Dict[str, dict], digest: str) -> List[FileReport]:
+    if cache_dir is not None and jobs > 1:
+        # cache hits here: no worker pool to start for a wave the cache answers
+        ordered = bool(interfaces)
+        hits = [cached_report(p, options, cache_dir, digest if ordered else "", False, ordered) for p in paths]
+        misses = [p for p, h in zip(paths, hits) if h is None]
+        if len(misses) < len(paths):
+            done = iter(_map_wave(misses, options, jobs, cache_dir, interfaces, digest) if misses else ())
+            return [h if h is not None else next(done) for h in hits]
+    n = len(paths)
+    if not interfaces:
+        if jobs > 1 and n >= 16:
+            return workers.pool_map(jobs, check_file, paths, [options] * n, [cache_dir] * n, chunksize=8,
+                                    on_crash=crashed)
+        return [check_file(p, options, cache_dir) for p in paths]
+    if jobs > 1 and n >= 16:
+        # a pool per wave: workers start with the interfaces so far (forked, not copied, on Linux)
+        return workers.pool_map(jobs, _ordered_check, paths, [options] * n, [cache_dir] * n, chunksize=4,
+                                initializer=_init_worker, initargs=(interfaces, digest), on_crash=crashed)
+    _init_worker(interfaces, digest)
+    return [_ordered_check(p, options, cache_dir) for p in paths]
+
+
+def _run_again(reports: List[FileReport], todo: List[int], interfaces: Dict[str, dict], options: Options,
+               jobs: int, want_interface: bool, cache_dir: Optional[str]) -> List[FileReport]:
+    paths = [reports[i].path for i in todo]
+    # only cache keys use the digest: not worked out without a cache, and once here with one
+    digest = project_digest(interfaces) if cache_dir is not None else ""
+    again = _recheck_all(paths, interfaces, digest, options, jobs, want_interface, cache_dir)
+    out = list(reports)
+    for i, r in zip(todo, again):
+        if r.error is None:
+            if not want_interface:
+                r.interface = reports[i].interface
+            r.refs, r.open_params, r.ref_values = reports[i].refs, reports[i].open_params, reports[i].ref_values
+            out[i] = r
+    return out
+
+
+def _recheck_all(paths: List[str], interfaces: Dict[str, dict], digest: str, options: Options, jobs: int,
+                 want_interface: bool, cache_dir: Optional[str]) -> List[FileReport]:
+    if cache_dir is not None and jobs > 1:
+        # cache hits here: no worker pool to start for files the cache answers (a warm run)
+        hits = [cached_report(p, options, cache_dir, digest, want_interface) for p in paths]
+        misses = [p for p, h in zip(paths, hits) if h is None]
+        if len(misses) < len(paths):
+            done = iter(_recheck_some(misses, interfaces, digest, options, jobs, want_interface, cache_dir)
+                        if misses else ())
+            return [h if h is not None else next(done) for h in hits]
+    return _recheck_some(paths, interfaces, digest, options, jobs, want_interface, cache_dir)
+
+
+def _recheck_some(paths: List[str], interfaces: Dict[str, dict], digest: str, options: Options, jobs: int,
+                  want_interface: bool, cache_dir: Optional[str]) -> List[FileReport]:
+    n = len(paths)
+    if jobs > 1 and n >= 16:
+        return workers.pool_map(jobs, _recheck, paths, [options] * n, [want_interface] * n, [cache_dir] * n,
+                                chunksize=4, initializer=_init_worker, initargs=(interfaces, digest),
+                                on_crash=crashed)
+    _init_worker(interfaces, digest)
+    return [_recheck(p, options, want_interface, cache_dir) for p in paths]
+
+
+def project_pass(reports: List[FileReport], options: Options, jobs: int,
+                 cache_dir: Optional[str] = None) -> List[FileReport]:
+    """Check again, with every file's interface at hand, the files whose answers depend on others.
+
+    First the files whose functions take parameters only other files pass: their interfaces are
+    extracted again with those values (``helper(x)`` returns a tensor when callers pass tensors).
+    Then every file that met a reference the project can answer.
+    """
+    interfaces = {}
+    for r in reports:
+        if r.interface is not None:
+            interfaces.setdefault(r.interface["module"], r.interface)
+    project = Project(interfaces)
+    usable = [i for i, r in enumerate(reports) if r.error is None and r.summary is not None]
+    feeds = lambda key: project.passes_informative(key, lambda v: _informative(v, project))  # noqa: E731
+    callee = [i for i in usable if any(feeds(k) for k in reports[i].open_params)]
+    if callee:
+        reports = _run_again(reports, callee, interfaces, options, jobs, True, cache_dir)
+        for i in callee:
+            if reports[i].interface is not None:
+                interfaces[reports[i].interface["module"]] = reports[i].interface
+        project = Project(interfaces)
+    todo = [i for i in usable if _answers_changed(reports[i], project)]
+    if not todo:
+        return reports
+    return _run_again(reports, todo, interfaces, options, jobs, False, cache_dir)
+
+
+def _answers_changed(report: FileReport, project: Project) -> bool:
+    """The whole project answers some reference the file's rules met differently, and usefully:
+    a reference met without a project and now informative, or one the growing project answered
+    (``first_pass``) that the whole one answers otherwise."""
+    for ref in report.refs:
+        new = project.resolve(ref)
+        old = report.ref_values.get(ref)
+        if old is None:
+            if _informative(new, project):
+                return True
+        elif new != old and (_informative(new, project) or _informative(old, project)):
+            return True
+    return False
+
+
+def _informative(v: Value, project: Optional[Project] = None) -> bool:
+    """A resolved value that can change what a rule decides: tensors (and what holds them),
+    modules, objects whose class holds such values, shapes, arrays, devices. A Python number,
+    string or None where inference said "unknown" changes no finding (no rule reports on those),
+    nor does a logger or a config object (checking those files again cost most of the project pass)."""
+    if v.kind == OBJECT and project is not None:
+        return project.object_informative(v.cls, lambda x: _informative(x, project))
+    if v.kind in (TENSOR, TENSOR_SEQ, MODULE, OBJECT, SIZE, NDARRAY, DEVICE, BATCH):
+        return True
+    if v.kind in (LIST, TUPLE, DICT):
+        return bool(v.elts) or v.item is not None
+    return False

@@ -1,0 +1,84 @@
+"""A file's report as plain data, for the cache (JSON: nothing in a cache folder is executed).
+
+Everything ``check.report.FileReport`` holds except the ``# noqa`` table, which is rebuilt from the
+source on a hit (it is cheap, and the source is read anyway to compute the key).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Dict, Optional
+
+from torchsync_lint.finding import FileError, Finding, Fix, Hoist
+from torchsync_lint.inference.interface import summary_from_data, summary_to_data
+from torchsync_lint.inference.values import Value, from_data, to_data
+
+FORMAT = 2
+_FINDING_FIELDS = ("path", "line", "col", "end_line", "end_col", "code", "name", "message", "function",
+                   "temperature", "frequency")
+
+
+def _ref_to_data(ref: tuple) -> list:
+    return [to_data(x) if isinstance(x, Value) else x for x in ref]
+
+
+def _ref_from_data(items: list) -> tuple:
+    return tuple(from_data(x) if isinstance(x, dict) else x for x in items)
+
+
+def _fix_to_data(fix: Any) -> Optional[dict]:
+    return dataclasses.asdict(fix) if fix is not None and dataclasses.is_dataclass(fix) else None
+
+
+def _fix_from_data(d: Optional[dict]) -> Any:
+    if d is None:
+        return None
+    d = dict(d)
+    hoist = d.pop("hoist", None)
+    d["imports"] = tuple(d.get("imports", ()))
+    return Fix(**d, hoist=Hoist(**hoist) if hoist else None)
+
+
+def to_json(report) -> Dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "path": report.path,
+        "findings": [dict({k: getattr(f, k) for k in _FINDING_FIELDS}, fix=_fix_to_data(f.fix))
+                     for f in report.findings],
+        "hot_only": report.hot_only,
+        "cold": report.cold,
+        "loop_hot": report.loop_hot,
+        "frequency": report.frequency,
+        "summary": summary_to_data(report.summary) if report.summary is not None else None,
+        "error": dataclasses.asdict(report.error) if report.error is not None else None,
+        "note": report.note,
+        "interface": report.interface,
+        "refs": [_ref_to_data(r) for r in sorted(report.refs, key=repr)],
+        "open_params": sorted(report.open_params),
+        "ref_values": [[_ref_to_data(r), to_data(v)] for r, v in sorted(report.ref_values.items(), key=repr)],
+    }
+
+
+def from_json(d: Dict[str, Any], report_class):
+    """The report, or ValueError for data of another format (the caller checks the file again)."""
+    if not isinstance(d, dict) or d.get("format") != FORMAT:
+        raise ValueError("not a report of this version")
+    findings = []
+    for f in d["findings"]:
+        fix = _fix_from_data(f.get("fix"))
+        findings.append(Finding(**{k: f[k] for k in _FINDING_FIELDS}, fix=fix))
+    return report_class(
+        path=d["path"],
+        findings=findings,
+        hot_only=dict(d["hot_only"]),
+        cold=list(d["cold"]),
+        loop_hot=list(d["loop_hot"]),
+        frequency=list(d["frequency"]),
+        summary=summary_from_data(d["summary"]) if d["summary"] is not None else None,
+        error=FileError(**d["error"]) if d["error"] is not None else None,
+        note=d["note"],
+        interface=d["interface"],
+        refs={_ref_from_data(r) for r in d["refs"]},
+        open_params=set(d["open_params"]),
+        ref_values={_ref_from_data(r): from_data(v) for r, v in d["ref_values"]},
+    )

@@ -1,0 +1,56 @@
+"""A whole run over files and folders: select the files, check them in import order with the
+project's interfaces (``project_pass``), label and filter the findings."""
+
+from __future__ import annotations
+
+import os
+from typing import Callable, List, Optional, Sequence
+
+from torchsync_lint.check.classify import classify
+from torchsync_lint.check.report import Options
+from torchsync_lint.check.suppress import suppress
+from torchsync_lint.config import Config
+from torchsync_lint.finding import FileError, Finding, LintResult
+from torchsync_lint.inference.hotness import CallGraph
+from torchsync_lint.run.files import iter_python_files, special
+from torchsync_lint.run.project_pass import first_pass, project_pass, store_interfaces
+
+
+def lint_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None,
+               on_note: Optional[Callable[[str], None]] = None, cache_dir: Optional[str] = None) -> LintResult:
+    """Lint files and folders. ``cache_dir`` (or ``config.cache_dir``) keeps per-file reports
+    between runs; None checks every file."""
+    result = LintResult()
+    cache_dir = cache_dir or getattr(config, "cache_dir", None)
+    options = Options(tuple(config.select), tuple(config.ignore), tuple(config.hot_functions),
+                      tuple(config.cold_functions))
+    files: List[str] = []
+    for path, explicit in iter_python_files(paths, config):
+        if explicit and not os.path.exists(path):
+            result.errors.append(FileError(path, "no such file or directory"))
+            continue
+        if explicit and special(path):
+            result.errors.append(FileError(path, "not a regular file (a pipe, socket or device)"))
+            continue
+        files.append(path)
+    files = list(dict.fromkeys(files))
+    jobs = jobs or os.cpu_count() or 1
+
+    reports = first_pass(files, options, jobs, cache_dir)
+    reports = project_pass(reports, options, jobs, cache_dir)
+    if cache_dir is not None:
+        store_interfaces(reports, cache_dir)
+    result.files_checked = len(files)
+    graph = CallGraph((r.summary for r in reports if r.summary is not None), config.hot_functions)
+    for r in reports:
+        if r.error is not None:
+            result.errors.append(r.error)
+        if r.note and on_note is not None and r.path in paths:
+            on_note(f"{r.path}: note: {r.note}")
+    hidden: List[Finding] = []
+    findings = classify(reports, graph, config.include_cold, hidden, config.hot_tests)
+    result.unsuppressed = findings + hidden  # before `# noqa`: which noqa comments are used (TSL901)
+    sources = {r.path: r.noqa for r in reports if r.noqa is not None}
+    result.hidden = suppress(hidden, sources, config)
+    result.findings = sorted(suppress(findings, sources, config), key=Finding.sort_key)
+    return result

@@ -1,0 +1,1 @@
+"""Plain helpers over LibCST trees that every stage may use: the fast walk (``walk``)."""
