@@ -68,7 +68,7 @@ def test_empty_file_given_explicitly_is_a_note(project, capsys):
     assert out.startswith(GOOD_FINDING)
     assert err.splitlines() == ["empty.py: note: empty file, nothing to check",
                                 "blank.py: note: empty file, nothing to check"]
-    assert lint(capsys, "empty.py") == (0, "", "empty.py: note: empty file, nothing to check\n")
+    assert lint(capsys, "empty.py") == (0, "All checks passed.\n", "empty.py: note: empty file, nothing to check\n")
 
 
 def test_empty_files_in_directories_are_silent(project, capsys):
@@ -76,7 +76,7 @@ def test_empty_files_in_directories_are_silent(project, capsys):
     (project / "pkg" / "__init__.py").write_text("")
     (project / "pkg" / "empty.py").write_text("")
     rc, out, err = lint(capsys, "pkg")
-    assert (rc, out, err) == (0, "", "")
+    assert (rc, out, err) == (0, "All checks passed.\n", "")
 
 
 def test_missing_path(project, capsys):

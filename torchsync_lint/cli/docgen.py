@@ -50,6 +50,45 @@ def rule_markdown(rule: type) -> str:
     return "\n".join(parts)
 
 
+# the codes reported about comments rather than code (check.noqa.META_RULES): their pages for
+# --explain and the language server's hover (the full text is docs/suppression.md, which does not ship)
+META_DOCS = {
+    "TSL901": """## What it does
+
+Reports a code in a `# noqa: TSL...` comment that silences nothing on its line (the sync was fixed,
+or the code moved), or that names no rule (`# noqa: TSL999`).
+
+## Why is this bad?
+
+A stale `# noqa` hides the next sync written on that line, and a mistyped code silences nothing
+while looking as if it did.
+
+## Example
+
+```python
+n = mask.sum()  # noqa: TSL001
+```
+
+## Use instead
+
+```python
+n = mask.sum()
+```
+
+Bare `# noqa` and other tools' codes (`E501`) are never reported, nor are codes of rules the run
+does not check. Ignore it like any code (`--ignore TSL901`, `per-file-ignores`); flake8 does not
+report it.
+""",
+}
+
+
+def meta_markdown(meta) -> str:
+    """The page of a code reported about comments (``check.noqa.MetaRule``)."""
+    body = META_DOCS.get(meta.code, "")
+    return "\n".join([f"# {meta.code} `{meta.name}`\n", f"> {meta.message}\n",
+                      "*on by default; reported about `# noqa` comments, in any code.*\n", body])
+
+
 def index_markdown() -> str:
     rows = [HEADER, "# Rules\n", "| Code | Name | Message | Default |", "| --- | --- | --- | --- |"]
     for code, rule in all_rules().items():

@@ -13,9 +13,8 @@ from torchsync_lint import Config, Finding, SourceError, lint_source
 from torchsync_lint.adopt.add_noqa import add_noqa
 from torchsync_lint.adopt.fixes import apply_fixes, fix_source, wanted
 from torchsync_lint.check.noqa import META_RULES, UNUSED_NOQA, Suppressions, unused_noqa
-from torchsync_lint.check.file import internal_error
 from torchsync_lint.check.source import module_name_for
-from torchsync_lint.cli.docgen import rule_markdown
+from torchsync_lint.cli.docgen import meta_markdown, rule_markdown
 from torchsync_lint.config import ConfigError
 from torchsync_lint.finding import FileError
 from torchsync_lint.rules.registry import rule_by_key
@@ -150,7 +149,7 @@ def rule_doc(code: str) -> Optional[str]:
     """The rule's page, as ``--explain`` prints it (markdown), or None."""
     for meta in META_RULES:
         if meta.code == code:
-            return f"# {meta.code} `{meta.name}`\n\n> {meta.message}\n\nSee docs/{meta.page}.\n"
+            return meta_markdown(meta)
     try:
         rule = rule_by_key(code)
     except KeyError:

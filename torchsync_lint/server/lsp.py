@@ -17,7 +17,8 @@ from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from torchsync_lint import __version__
-from torchsync_lint.finding import Finding
+from torchsync_lint.check.file import internal_error
+from torchsync_lint.finding import FileError, Finding
 from torchsync_lint.server import linting
 
 SOURCE = "torchsync-lint"
@@ -65,7 +66,7 @@ def lint_document(ls: TorchSyncServer, uri: str) -> None:
     try:
         checked = linting.check(text, path, ls.projects)
     except Exception as exc:  # a bug of ours: one diagnostic, and the server goes on
-        checked = linting.Checked(error=linting.FileError(path, linting.internal_error(exc)))
+        checked = linting.Checked(error=FileError(path, internal_error(exc)))
     if checked.config_error and checked.config_error not in ls.warned:
         ls.warned.add(checked.config_error)
         ls.window_show_message(types.ShowMessageParams(
