@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import re
 import sys
 from pathlib import Path
 from typing import Dict
@@ -36,6 +37,26 @@ def sections(rule: type) -> Dict[str, str]:
     return out
 
 
+REPOSITORY = "https://github.com/torchsync-lint/torchsync-lint/blob/main/"
+# a path into the repository named in prose: docs, benchmarks and tests do not ship in the wheel,
+# so a page read by --explain or an editor's hover links them on the repository instead
+_REPO_PATH = re.compile(r"(?<![\w/.\[])(?<!\]\()((?:docs|bench|tests)/[\w./-]*\w)")
+
+
+def _link_repository_paths(text: str) -> str:
+    """Bare repository paths in prose (not in code) as links to the repository."""
+    out = []
+    for i, block in enumerate(re.split(r"(```.*?```)", text, flags=re.S)):
+        if i % 2:
+            out.append(block)
+            continue
+        spans = block.split("`")
+        for j in range(0, len(spans), 2):  # even pieces are outside `code`
+            spans[j] = _REPO_PATH.sub(lambda m: f"[{m.group(1)}]({REPOSITORY}{m.group(1)})", spans[j])
+        out.append("`".join(spans))
+    return "".join(out)
+
+
 def rule_markdown(rule: type) -> str:
     parts = [HEADER, f"# {rule.code} `{rule.name}`\n", f"> {rule.message}\n"]
     facts = [
@@ -46,7 +67,7 @@ def rule_markdown(rule: type) -> str:
     doc = sections(rule)
     for title in DOC_SECTIONS:
         if title in doc:
-            parts.append(f"## {title}\n\n{doc[title]}\n")
+            parts.append(f"## {title}\n\n{_link_repository_paths(doc[title])}\n")
     return "\n".join(parts)
 
 
