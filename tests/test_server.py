@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parent.parent
 FIXES = REPO / "tests" / "fixtures" / "fixes"
 BEFORE = (FIXES / "TSL201_arange_before.py").read_text()
 AFTER = (FIXES / "TSL201_arange_after.py").read_text()
-WAIT_S = 60  # a generous bound: the wait ends as soon as the server answers
+WAIT_S = 120  # a generous bound: each wait ends as soon as the server answers
 
 
 def apply(text: str, edit: types.WorkspaceEdit) -> str:
