@@ -79,8 +79,9 @@ def test_killed_run_leaves_no_worker(tree, tmp_path, how, code, message):
         else:
             proc.send_signal(getattr(signal, how))
         # generous bounds, polled: a loaded machine (the full suite on 2 cores) is slow, not wrong
-        assert proc.wait(timeout=WAIT_S) == code
+        got = proc.wait(timeout=WAIT_S)
         stderr = err.read_text()
+        assert got == code, stderr
         deadline = time.monotonic() + WAIT_S
         while any(alive(pid) for pid in pool) and time.monotonic() < deadline:
             time.sleep(0.05)
