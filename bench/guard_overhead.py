@@ -1,12 +1,14 @@
 """Guard overhead on a small model's training step (issue 19), on a CUDA machine.
 
-    python3 bench/guard_overhead.py [--steps 30]
+    python3 bench/guard_overhead.py [--steps 40] [--repeats 5]
 
 A CPU-bound step (a small MLP, batch 32: kernel launches dominate, the GPU idles) with no sync,
 and the same step with syncs (``loss.item()`` and a boolean-mask index each step). Steps run in
 interleaved blocks, plain and under ``no_sync(mode="record")`` (entered once per block, as
 ``trace`` does), plus a block with the guard entered around every single step; each step's host
-time is measured (the queue is drained between blocks, outside the guard). Prints the median ms per step and the ratios.
+time is measured (the queue is drained between blocks, outside the guard). The whole interleaving is
+repeated (default 5 times, 40 steps of each kind each time): prints the median ms per step over all
+steps, the ratio, and the ratio of each repetition.
 """
 
 import argparse
@@ -20,7 +22,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--steps", type=int, default=40, help="steps of each kind per repetition")
+    ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--block", type=int, default=5)
     args = ap.parse_args()
     import torch
@@ -65,26 +68,31 @@ def main():
         with no_sync(mode="record"):
             step(sync)
         plain, guarded, per_step = [], [], []
+        ratios = []
         events = 0
         blocks = max(1, args.steps // args.block)
-        for b in range(blocks):
-            order = ("plain", "guarded", "per-step") if b % 2 == 0 else ("per-step", "guarded", "plain")
-            for kind in order:
-                torch.cuda.synchronize()
-                if kind == "plain":
-                    plain += [timed(sync, None) for _ in range(args.block)]
-                elif kind == "guarded":
-                    with no_sync(mode="record") as g:
-                        guarded += [timed(sync, None) for _ in range(args.block)]
-                    events += len(g.events)
-                else:
-                    per_step += [timed(sync, "per-step") for _ in range(args.block)]
+        for rep in range(args.repeats):
+            p0, g0 = len(plain), len(guarded)
+            for b in range(blocks):
+                order = ("plain", "guarded", "per-step") if (b + rep) % 2 == 0 else ("per-step", "guarded", "plain")
+                for kind in order:
+                    torch.cuda.synchronize()
+                    if kind == "plain":
+                        plain += [timed(sync, None) for _ in range(args.block)]
+                    elif kind == "guarded":
+                        with no_sync(mode="record") as g:
+                            guarded += [timed(sync, None) for _ in range(args.block)]
+                        events += len(g.events)
+                    else:
+                        per_step += [timed(sync, "per-step") for _ in range(args.block)]
+            ratios.append(statistics.median(guarded[g0:]) / statistics.median(plain[p0:]))
         mp, mg, ms = statistics.median(plain), statistics.median(guarded), statistics.median(per_step)
         label = "with syncs" if sync else "no sync"
         results[label] = (mp, mg, ms)
-        print(f"{label}: {len(plain)} steps each, median ms/step plain {mp:.3f}, guarded {mg:.3f} "
-              f"({mg / mp:.3f}x), guard entered per step {ms:.3f} ({ms / mp:.3f}x); "
-              f"{events / max(len(guarded), 1):.1f} sync event(s) per guarded step")
+        print(f"{label}: {len(plain)} steps each ({args.repeats} repetitions of {blocks} interleaved blocks of "
+              f"{args.block}), median ms/step plain {mp:.3f}, guarded {mg:.3f} ({mg / mp:.3f}x; per repetition "
+              f"{', '.join(f'{r:.3f}' for r in ratios)}, median {statistics.median(ratios):.3f}x), guard entered "
+              f"per step {ms:.3f} ({ms / mp:.3f}x); {events / max(len(guarded), 1):.1f} sync event(s) per guarded step")
     print(f"device {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
 
 

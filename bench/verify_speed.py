@@ -1,13 +1,18 @@
 """Whole-command speed of ``--verify`` (issue 19): ms per finding on >= 200 findings of real code.
 
-    python3 bench/verify_speed.py [PATH...]     (default: torchvision's detection, ops, transforms,
-                                                utils.py, optical_flow, video and segmentation)
+    python3 bench/verify_speed.py [--out FILE.json] [--compare OTHER.json] [PATH...]
+                                 (default paths: torchvision's detection, ops, transforms, utils.py,
+                                  optical_flow, video and segmentation)
 
-Runs ``python -m torchsync_lint --isolated --verify --format json PATHS`` as a user would (linting,
-extraction, the child processes: everything), and prints wall seconds, findings, ms per finding,
-statuses, input provenance and the children's own time per finding.
+Runs ``python -m torchsync_lint --isolated --no-cache --verify --format json PATHS`` as a user would
+(linting, extraction, the child processes: everything, nothing cached from an earlier run), and
+prints wall seconds, findings, ms per finding, statuses, input provenance, the children's own time
+per finding, and the verifier's own account of where the time went (``verify: time: ...``).
+``--out`` keeps the json findings; ``--compare`` lists the findings whose verdict (status, syncs
+per call, ops, inputs, guessed names) differs from an earlier run's json.
 """
 
+import argparse
 import collections
 import json
 import os
@@ -25,14 +30,39 @@ def default_paths():
                                           "models/video", "models/segmentation")]
 
 
+def verdict(f):
+    v = f["verify"]
+    return {k: v.get(k) for k in ("status", "syncs", "ops", "inputs", "guessed")}
+
+
+def compare(findings, other_path):
+    other = {(f["path"], f["line"], f["col"], f["code"]): verdict(f) for f in json.load(open(other_path))}
+    mine = {(f["path"], f["line"], f["col"], f["code"]): verdict(f) for f in findings}
+    same = sum(1 for k in mine if other.get(k) == mine[k])
+    status_same = sum(1 for k in mine if k in other and other[k]["status"] == mine[k]["status"])
+    print(f"  compared with {other_path}: {len(mine)} findings here, {len(other)} there; identical verdict "
+          f"(status, syncs, ops, inputs, guessed) {same}, identical status {status_same}")
+    for k in sorted(set(mine) | set(other)):
+        if other.get(k) != mine.get(k):
+            print(f"    differs {os.path.basename(k[0])}:{k[1]}:{k[2]} {k[3]}: before {other.get(k)} now {mine.get(k)}")
+
+
 def main():
-    paths = sys.argv[1:] or default_paths()
-    cmd = [sys.executable, "-m", "torchsync_lint", "--isolated", "--verify", "--verify-timeout", "30",
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out")
+    ap.add_argument("--compare")
+    ap.add_argument("paths", nargs="*")
+    args = ap.parse_args()
+    paths = args.paths or default_paths()
+    cmd = [sys.executable, "-m", "torchsync_lint", "--isolated", "--no-cache", "--verify", "--verify-timeout", "30",
            "--format", "json"] + paths
     t0 = time.time()
     proc = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.time() - t0
     findings = json.loads(proc.stdout)
+    if args.out:
+        with open(args.out, "w") as fh:
+            json.dump(findings, fh)
     v = [f["verify"] for f in findings]
     c = collections.Counter(x["status"] for x in v)
     inputs = collections.Counter(x.get("inputs") for x in v)
@@ -42,8 +72,11 @@ def main():
     if secs:
         print(f"  child time per finding: median {1000 * statistics.median(secs):.0f} ms, mean "
               f"{1000 * statistics.mean(secs):.0f} ms, sum {sum(secs):.1f} s")
-    for line in proc.stderr.strip().splitlines()[-4:]:
-        print("  " + line[:300])
+    lines = proc.stderr.strip().splitlines()
+    for line in [ln for ln in lines if ln.startswith("verify: time")] + lines[-3:]:
+        print("  " + line[:400])
+    if args.compare:
+        compare(findings, args.compare)
 
 
 if __name__ == "__main__":

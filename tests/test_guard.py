@@ -38,13 +38,19 @@ def test_error_mode_raises_at_the_users_line_with_op_and_code():
     with pytest.raises(SyncError) as info:
         with guard():
             fake_sync(x)  # SYNC-A
+            x = x + 1  # NEXT-A
     ev = info.value.event
     assert (ev.path, ev.line) == (HERE, line_of("# SYNC-A"))
     assert ev.op.endswith("fake_sync") and ev.code == "TSL900" and ev.oracles == ["debug-mode"]
     assert ev.stall_us is None  # the debug mode alone does not time the wait (the GPU trace does)
     assert f"{HERE}:{ev.line}" in str(info.value) and "user stack" in str(info.value)
-    # raised at the call itself (the first safe point), not at the end of the block
-    assert any(entry.lineno + 1 == ev.line for entry in info.traceback)
+    # raised in the user's frame once the op returned, at its next line (never in the middle of the
+    # op's line, whose result may be a CUDA tensor), not from the guard's exit; the event keeps the
+    # sync's own line
+    mine = [entry for entry in info.traceback if os.path.realpath(str(entry.path)) == HERE]
+    assert mine[-1].lineno + 1 == line_of("# NEXT-A"), mine[-1]
+    assert float(x[0]) == 1.0  # the next line did not run
+    assert not any("__exit__" == entry.name for entry in info.traceback)
 
 
 def test_the_rule_code_comes_from_the_linter(tmp_path, monkeypatch):

@@ -16,14 +16,42 @@ import os
 from typing import Iterator, List, Optional, Sequence, Tuple, Type
 
 from torchsync_lint import __version__
-from torchsync_lint.config import Config
-from torchsync_lint.check.file import RECURSION_ERROR, internal_error
-from torchsync_lint.check.lint_source import SourceError, lint_source
-from torchsync_lint.check.source import decode, module_name_for
-from torchsync_lint.run.ondemand import project_for
+
+# Nothing heavy at load time: flake8 imports every installed plugin on every run, and a run whose
+# selection cannot report a TSL code (``flake8 --select E,F``) must cost what it costs without
+# this plugin. The linter is imported by the first file that needs it.
 
 LOG = logging.getLogger(__name__)
 FILE_ERROR = "TSL000"  # no rule's code: a file the plugin could not check
+_CODES = tuple(f"TSL{n:03d}" for n in range(1000))  # every code a rule can have, TSL000 included
+
+
+def lint_source(*args, **kwargs):
+    """``check.lint_source.lint_source``, imported on first use."""
+    from torchsync_lint.check.lint_source import lint_source as real
+
+    return real(*args, **kwargs)
+
+
+def project_for(path: str):
+    """``run.ondemand.project_for``, imported on first use."""
+    from torchsync_lint.run.ondemand import project_for as real
+
+    return real(path)
+
+
+def tsl_selected(options) -> bool:
+    """Whether flake8's selection (``--select``, ``--extend-select``, ``--ignore``, the default
+    selection plugins extend) can report some TSL code: flake8's own decision engine, asked for
+    every code of the form TSLnnn. Options without flake8's full set (a test's namespace) count
+    as selected."""
+    try:
+        from flake8.style_guide import Decision, DecisionEngine
+
+        engine = DecisionEngine(options)
+        return any(engine.decision_for(code) is Decision.Selected for code in _CODES)
+    except Exception:  # not flake8's namespace, or another flake8: check, as before
+        return True
 
 
 def _tsl_prefixes(values: Sequence[str]) -> List[str]:
@@ -39,6 +67,7 @@ class TorchSyncChecker:
     cold_functions: Tuple[str, ...] = ()
     include_cold: bool = False
     select: Tuple[str, ...] = ()
+    enabled: bool = True  # False when flake8's selection cannot report any TSL code
 
     def __init__(self, tree, lines: Sequence[str], filename: str = "stdin") -> None:
         self.lines = lines
@@ -64,17 +93,22 @@ class TorchSyncChecker:
         cls.hot_functions = tuple(options.tsl_hot_functions or ())
         cls.cold_functions = tuple(options.tsl_cold_functions or ())
         cls.include_cold = bool(options.tsl_include_cold)
+        cls.enabled = tsl_selected(options)
         # Rules that are off by default run only when a selector names them more precisely than
         # "TSL" (as with the CLI); flake8 itself filters everything else by --select/--ignore.
         explicit = _tsl_prefixes(getattr(options, "select", None) or ()) + _tsl_prefixes(
             getattr(options, "extend_select", None) or ())
         cls.select = tuple(["TSL"] + [p for p in explicit if p != "TSL"]) if explicit else ()
 
-    def _config(self) -> Config:
+    def _config(self):
+        from torchsync_lint.config import Config
+
         return Config(select=list(self.select), hot_functions=list(self.hot_functions),
                       cold_functions=list(self.cold_functions), include_cold=self.include_cold)
 
     def _module_name(self) -> str:
+        from torchsync_lint.check.source import module_name_for
+
         if os.path.isfile(self.filename):
             return module_name_for(self.filename)[0]  # as the CLI names it, for the same hot paths
         return os.path.splitext(os.path.basename(self.filename))[0] or "stdin"
@@ -99,6 +133,8 @@ class TorchSyncChecker:
         come from that fallback; stdin cannot be read again."""
         if source.isascii() or not os.path.isfile(self.filename):
             return None
+        from torchsync_lint.check.source import decode
+
         try:
             with open(self.filename, "rb") as fh:
                 decode(fh.read(), self.filename)
@@ -110,6 +146,11 @@ class TorchSyncChecker:
         # A file the CLI cannot check is one TSL000 error for that file here too (flake8 fails):
         # one that cannot be decoded, that LibCST cannot (or must not) parse, a bug of ours.
         # flake8 would stop the whole run, every file, on an exception.
+        if not self.enabled:
+            return
+        from torchsync_lint.check.file import RECURSION_ERROR, internal_error
+        from torchsync_lint.check.lint_source import SourceError
+
         source = "".join(self.lines)
         try:
             error = self._undecodable(source)

@@ -25,7 +25,8 @@ class SourceError(SyntaxError):
 def lint_source(source: str, path: str = "<string>", config: Optional[Config] = None, *,
                 module_name: Optional[str] = None, inline_noqa: bool = True, project=None) -> List[Finding]:
     """Lint one file's text: on its own (tests, docs), or with ``project`` (an
-    ``run.ondemand.OnDemand``: the flake8 plugin) for other files' values and hot paths.
+    ``run.ondemand.OnDemand``: the flake8 plugin) for other files' values and hot paths; the
+    project may answer with the report a whole run stored for the same text (``stored_report``).
 
     ``inline_noqa=False`` keeps findings silenced by a line's ``# noqa`` (flake8 filters those
     itself); the file-level ``# torchsync-lint: noqa`` still applies.
@@ -33,19 +34,23 @@ def lint_source(source: str, path: str = "<string>", config: Optional[Config] = 
     config = config or Config()
     options = Options(tuple(config.select), tuple(config.ignore), tuple(config.hot_functions),
                       tuple(config.cold_functions))
-    args = (source, path, options, module_name or os.path.splitext(os.path.basename(path))[0],
-            project.project if project is not None else None)
-    try:
-        report = check_source(*args)
-    except RecursionError:
-        report = deep_stack(check_source, *args)
+    report = None
+    if project is not None:
+        project.use(options)  # its project index for these options, if the cache holds one
+        report = project.stored_report(source, path)  # the whole run's answer, if nothing changed
+    if report is None:
+        args = (source, path, options, module_name or os.path.splitext(os.path.basename(path))[0],
+                project.project if project is not None else None)
+        try:
+            report = check_source(*args)
+        except RecursionError:
+            report = deep_stack(check_source, *args)
     if report.error is not None:
         raise SourceError(report.error)
-    summaries = [report.summary] if report.summary else []
     if project is not None:
-        own = report.summary.module if report.summary else None
-        summaries += [s for s in project.summaries() if s.module != own]
-    graph = CallGraph(summaries, config.hot_functions)
+        graph = project.call_graph(report.summary, path, config.hot_functions)
+    else:
+        graph = CallGraph([report.summary] if report.summary else [], config.hot_functions)
     findings = classify([report], graph, config.include_cold, hot_tests=config.hot_tests)
     noqa = report.noqa if report.noqa is None or inline_noqa else report.noqa.file_only()
     return sorted(suppress(findings, {path: noqa} if noqa else {}, config), key=Finding.sort_key)

@@ -34,6 +34,8 @@ class FileReport:
     # checked with a growing project (import order, ``project_pass.first_pass``): what each
     # reference resolved to then
     ref_values: Dict[tuple, Value] = field(default_factory=dict)
+    # where the tree run's cache keeps this report (``run.cached_check``), for its project index
+    cache_key: Optional[str] = None
 
 
 

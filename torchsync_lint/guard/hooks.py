@@ -69,10 +69,9 @@ _in_hook = threading.local()  # per thread, the autograd engine's native threads
 
 def _trace_cb(kind: str, op: str):
     def cb(*_args):
-        if not state.any_guarded() or getattr(_in_hook, "on", False):
+        if not state._states or getattr(_in_hook, "on", False):
             return
-        import torch
-
+        torch = sys.modules["torch"]
         _in_hook.on = True
         try:
             frame = sys._getframe(1)

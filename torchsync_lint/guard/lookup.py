@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from typing import Dict, List, Optional, Tuple
 
 UNPREDICTED = "TSL900"
@@ -33,20 +34,30 @@ def _lint(path: str) -> Dict[int, List[Tuple[int, str]]]:
     return by_line
 
 
+RECHECK_S = 1.0  # a file's modification time is looked at again after this long (not per sync)
+_checked: Dict[str, float] = {}
+
+
 def codes_for(path: Optional[str], line: Optional[int]) -> List[str]:
-    """The codes flagged on ``line`` of ``path`` (first by column), or [] if none."""
-    if not path or not line or not os.path.isfile(path):
+    """The codes flagged on ``line`` of ``path`` (first by column), or [] if none. A sync site fires
+    again and again: the file's modification time is read at most once a second (a stat per sync
+    is a syscall, slow in sandboxes)."""
+    if not path or not line:
         return []
-    try:
-        mtime = os.path.getmtime(path)
-    except OSError:
-        return []
-    with _lock:
-        got = _cache.get(path)
-    if got is None or got[0] != mtime:
-        got = (mtime, _lint(path))
-        with _lock:
-            _cache[path] = got
+    now = time.monotonic()
+    got = _cache.get(path)
+    if got is None or now - _checked.get(path, -1e9) > RECHECK_S:
+        try:
+            mtime = os.path.getmtime(path) if os.path.isfile(path) else None
+        except OSError:
+            mtime = None
+        _checked[path] = now
+        if mtime is None:
+            return []
+        if got is None or got[0] != mtime:
+            got = (mtime, _lint(path))
+            with _lock:
+                _cache[path] = got
     return [code for _, code in sorted(got[1].get(line, []))]
 
 
@@ -58,3 +69,4 @@ def code_for(path: Optional[str], line: Optional[int], op: str = "") -> str:
 def clear() -> None:
     with _lock:
         _cache.clear()
+        _checked.clear()

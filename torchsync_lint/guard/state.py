@@ -171,23 +171,48 @@ def _no_trace(frame, event, arg):
     return None
 
 
+def _user_frame(frame):
+    """The innermost frame outside torch, the standard library and the guard (the user's line)."""
+    r = roots()
+    f, depth = frame, 0
+    while f is not None and depth < 400:
+        if not r.resolve(f.f_code.co_filename)[1]:
+            return f
+        f, depth = f.f_back, depth + 1
+    return frame
+
+
+def _with_line(frame) -> bool:
+    """A ``with`` statement's line: its exit code runs outside the block's protection (an error raised
+    there would skip ``__exit__``); the error waits for the next line, the return or the guard's exit."""
+    import linecache
+
+    text = linecache.getline(frame.f_code.co_filename, frame.f_lineno).lstrip()
+    return text.startswith(("with ", "with(", "async with "))
+
+
 def arm(st: ThreadState, frame) -> None:
-    """Error mode, without a hook on every torch call: raise at the caller's next instruction, once
-    the op has returned (raising inside a hook, in the middle of an op, is unsafe: torch turns an
-    exception raised from its warning handler into ``SystemError: error return without exception
-    set``). A local trace function on that one frame does it, and is removed at once."""
+    """Error mode, without a hook on every torch call: raise in the user's frame once the op has
+    returned, at its next line or as it returns. Never inside a hook, in the middle of an op: torch
+    turns an exception raised from its warning handler into ``SystemError: error return without
+    exception set``. Nor at the instruction right after the op: the op's result is still on the
+    frame's value stack, and a CUDA tensor freed while an exception propagates calls torch's GPU-trace
+    hook (memory deallocation) with the exception set, which loses it (the same SystemError). At a
+    line's start the value stack is empty; at a return the returned value is held by the error until
+    it is handled. A local trace function on that one frame does it, and is removed at once."""
     if frame is None or st.armed is not None:
         return
+    frame = _user_frame(frame)
     st.armed = (frame, sys.gettrace())
 
     def local(f, event, arg):
         __tracebackhide__ = True  # noqa: F841
-        if f is frame and st.pending is not None:
-            raise_pending(st)
+        if f is frame and st.pending is not None and (event == "return" or (event == "line" and not _with_line(f))):
+            raise_pending(st, hold=arg if event == "return" else None)
         return local
 
     try:
-        frame.f_trace_opcodes = True
+        frame.f_trace_lines = True
         frame.f_trace = local
         sys.settrace(st.armed[1] or _no_trace)
     except Exception:  # noqa: BLE001 - no tracing here: the error comes at the next safe point
@@ -201,7 +226,6 @@ def disarm(st: ThreadState) -> None:
     frame, prev = armed
     try:
         frame.f_trace = None
-        frame.f_trace_opcodes = False
     except Exception:  # noqa: BLE001
         pass
     if threading.get_ident() == st.ident:
@@ -237,14 +261,18 @@ def dispatch(st: ThreadState, ev: SyncEvent) -> None:
                                registry=None)
 
 
-def raise_pending(st: Optional[ThreadState] = None) -> None:
-    """At a safe point (a torch call returned, a sync API returned, the guard exits): raise."""
+def raise_pending(st: Optional[ThreadState] = None, hold=None) -> None:
+    """At a safe point (a torch call returned, a sync API returned, the guard exits): raise.
+    ``hold``: a value the error keeps alive until it is handled (a returned tensor must not be freed
+    while the error propagates: see ``arm``)."""
     __tracebackhide__ = True  # noqa: F841 - pytest: the failure ends at the user's line
     st = st or current()
     if st is not None and st.armed is not None:
         disarm(st)
     if st is not None and st.pending is not None:
         ev, st.pending = st.pending, None
-        raise SyncError(ev)
+        err = SyncError(ev)
+        err._held = hold
+        raise err
 
 

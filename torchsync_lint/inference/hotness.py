@@ -89,6 +89,13 @@ class CallGraph:
                 self.roots.add(r)
         self._hot: Optional[Set[str]] = None
 
+    @classmethod
+    def from_hot(cls, hot: Iterable[str]) -> "CallGraph":
+        """A graph that only answers ``is_hot``, from a hot set a whole run worked out."""
+        graph = cls(())
+        graph._hot = set(hot)
+        return graph
+
     def resolve(self, key: str, depth: int = 0) -> Optional[str]:
         if key in self.functions:
             return key

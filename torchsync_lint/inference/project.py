@@ -35,8 +35,12 @@ _BOTTOM = Value("none")
 
 
 class Project:
-    def __init__(self, interfaces: Dict[str, dict], loader: Optional[Callable[[str], Optional[dict]]] = None) -> None:
-        """``interfaces``: module name -> interface data; ``loader(module)`` finds one not given."""
+    def __init__(self, interfaces: Dict[str, dict], loader: Optional[Callable[[str], Optional[dict]]] = None,
+                 calls: Optional[Dict[str, List[Tuple[list, dict]]]] = None,
+                 sets_default_device: Optional[bool] = None) -> None:
+        """``interfaces``: module name -> interface data; ``loader(module)`` finds one not given.
+        ``calls`` and ``sets_default_device``: what a whole run found over every file (the project
+        index, ``run.project_index``), so a project loaded on demand answers as the whole one."""
         self._ifaces: Dict[str, Optional[dict]] = dict(interfaces)
         self._loader = loader
         self._functions: Dict[str, Tuple[dict, dict]] = {}  # key -> (interface, function data)
@@ -46,11 +50,13 @@ class Project:
         self._resolved: Dict[tuple, Value] = {}
         self._busy: Set[tuple] = set()
         self._is_module: Dict[str, bool] = {}
-        self._calls: Optional[Dict[str, List[Tuple[list, dict]]]] = None
+        self._calls: Optional[Dict[str, List[Tuple[list, dict]]]] = calls
+        self._stored_calls = calls is not None
         self._params: Dict[tuple, Value] = {}
         self._object_informative: Dict[str, bool] = {}
         # some file moves the default device off the CPU: factories without device= go anywhere
-        self.sets_default_device = any((i or {}).get("sets_default_device") for i in interfaces.values())
+        self.sets_default_device = any((i or {}).get("sets_default_device") for i in interfaces.values()) \
+            if sets_default_device is None else sets_default_device
 
     # -- interfaces ----------------------------------------------------------------------------
     def _add(self, iface: dict) -> None:
@@ -69,7 +75,8 @@ class Project:
         if iface is not None:  # a miss is asked again later: the loader may skip a file for now
             self._ifaces[name] = iface
             self._add(iface)
-            self._calls = None
+            if not self._stored_calls:
+                self._calls = None
         return iface
 
     def _module_of(self, key: str) -> None:
@@ -283,16 +290,23 @@ class Project:
         if self._calls is None:
             calls: Dict[str, List[Tuple[list, dict]]] = {}
             for iface in list(self._ifaces.values()):
-                for q, args, kwargs in (iface or {}).get("calls", ()):
-                    loc = self.locate(q)
-                    if loc is None:
-                        continue
-                    key = loc[1] if loc[0] == "function" else (
-                        self.find_method(loc[1], "__init__") if loc[0] == "class" else None)
-                    if key is not None:
-                        calls.setdefault(key, []).append((args, kwargs))
+                for key, args, kwargs in self.calls_from(iface):
+                    calls.setdefault(key, []).append((args, kwargs))
             self._calls = calls
         return self._calls
+
+    def calls_from(self, iface: Optional[dict]) -> List[Tuple[str, list, dict]]:
+        """One file's calls into the project, each with the key of the function it reaches."""
+        out = []
+        for q, args, kwargs in (iface or {}).get("calls", ()):
+            loc = self.locate(q)
+            if loc is None:
+                continue
+            key = loc[1] if loc[0] == "function" else (
+                self.find_method(loc[1], "__init__") if loc[0] == "class" else None)
+            if key is not None:
+                out.append((key, args, kwargs))
+        return out
 
     def has_callers(self, key: str) -> bool:
         return key in self._call_index()

@@ -29,12 +29,13 @@ def check_file(path: str, options: Options, cache_dir: Optional[str] = None, pro
         return check_data(data, path, options, project, want_interface, ordered)
     store = ReportCache(cache_dir)
     k = cache_key(data, path, module_name_for(path)[0], (options, project_digest, want_interface, ordered))
-    report = _from_cache(store, k, data, path)
+    report = from_cache(store, k, data, path)
     if report is not None:
         return report
     report = check_data(data, path, options, project, want_interface, ordered)
     if report.error is None or report.error.message.startswith("syntax error"):
         store.put(k, report_data.to_json(report))  # never keep an internal error: the next run may be fixed
+        report.cache_key = k
     return report
 
 
@@ -47,15 +48,16 @@ def cached_report(path: str, options: Options, cache_dir: str, project_digest: s
     except OSError:
         return None
     k = cache_key(data, path, module_name_for(path)[0], (options, project_digest, want_interface, ordered))
-    return _from_cache(ReportCache(cache_dir), k, data, path)
+    return from_cache(ReportCache(cache_dir), k, data, path)
 
 
-def _from_cache(store: ReportCache, k: str, data: bytes, path: str) -> Optional[FileReport]:
+def from_cache(store: ReportCache, k: str, data: bytes, path: str) -> Optional[FileReport]:
     hit = store.get(k)
     if hit is None:
         return None
     try:
         report = report_data.from_json(hit, FileReport)
+        report.cache_key = k
         if report.findings:
             report.noqa = Suppressions(decode(data, path))
         return report

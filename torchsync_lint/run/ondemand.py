@@ -14,6 +14,13 @@ a whole-tree CLI run gets.
    run has cached every interface) all interfaces are loaded, so flake8 reports what the CLI
    reports; on a cold tree only the interfaces reached from the file are, which can find less.
 
+With a project index (``run.project_index``, written by every CLI run over folders with the
+cache on), none of the above walks the tree: the module map, the callers' table, the hot set and
+the default-device flag come from the index; the interfaces of files unchanged since (mtime and
+size, else content hash) are read from the cache only when the file's check reaches them; a
+changed file's interface is derived again and its calls replace its old ones in the table; and a
+file unchanged in an unchanged project gets the final report of the run, with no parse.
+
 One ``Project`` per root and process, kept for the process's life (flake8 lints many files).
 """
 
@@ -22,11 +29,16 @@ from __future__ import annotations
 import os
 from typing import Dict, Optional
 
-from torchsync_lint.check.source import module_name_for
+from torchsync_lint.check.report import FileReport, Options
+from torchsync_lint.check.source import decode, module_name_for
 from torchsync_lint.config import CACHE_NAME
-from torchsync_lint.inference.interface import summary_from_data
+from torchsync_lint.inference.hotness import CallGraph, FileSummary
+from torchsync_lint.inference.interface import summary_from_data, summary_to_data
 from torchsync_lint.inference.project import Project
-from torchsync_lint.run.project_pass import interface_cache_get, interface_for_file
+from torchsync_lint.run.cache import ReportCache
+from torchsync_lint.run.cached_check import from_cache
+from torchsync_lint.run.project_index import Index, summary_digest
+from torchsync_lint.run.project_pass import interface_cache_get, interface_for_file, interface_from_key
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 SKIP_DIRS = frozenset(("build", "dist", "node_modules", "site-packages", "__pycache__", "venv", "env"))
@@ -56,10 +68,54 @@ def package_top(path: str) -> str:
 
 class OnDemand:
     def __init__(self, root: str, cache_dir: Optional[str]) -> None:
-
         self.root = root
         self.cache_dir = cache_dir
+        self.current: Optional[str] = None  # the file being linted (absolute path)
+        self.computed = 0
+        self.index: Optional[Index] = None
+        self._options: Optional[Options] = None
+        self._walked = False
         self.paths: Dict[str, str] = {}
+        self.project = Project({}, loader=self._load)
+
+    def use(self, options: Options) -> None:
+        """Set up for the options of the files to come: the project index for them if the cache
+        holds one (checked once per process and options), else the walk of the tree."""
+        if self._options == options:
+            return
+        self._options = options
+        self.index = Index.load(self.cache_dir, options) if self.cache_dir is not None else None
+        if self.index is None:
+            if not self._walked:
+                self._walk()
+            return
+        index = self.index
+        self.paths = dict(index.modules)
+        changed = set(index.changed())
+        calls: Dict[str, list] = {}
+        stale = {index.files[p][3] for p in changed}
+        for key, sites in index.calls.items():
+            for caller, args, kwargs in sites:
+                if caller not in stale:
+                    calls.setdefault(key, []).append((args, kwargs))
+        self.project = Project({}, loader=self._load, calls=calls, sets_default_device=index.sets_default_device)
+        self.computed = 0
+        self._new_summaries: Dict[str, Optional[dict]] = {}
+        for path in sorted(changed):
+            module = index.files[path][3]
+            if not os.path.exists(path):
+                self.paths.pop(module, None)
+                self._new_summaries[path] = None
+                continue
+            iface = self.project.module(module)  # derived again (``_load``)
+            self._new_summaries[path] = iface.get("summary") if iface else None
+            for key, args, kwargs in self.project.calls_from(iface):
+                calls.setdefault(key, []).append((args, kwargs))
+
+    def _walk(self) -> None:
+        self._walked = True
+        self.paths = {}
+        root = self.root
         count = 0
         for folder, dirs, files in os.walk(root):
             dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS
@@ -73,8 +129,6 @@ class OnDemand:
                     break
                 path = os.path.join(folder, name)
                 self.paths.setdefault(module_name_for(path)[0], path)
-        self.computed = 0
-        self.current: Optional[str] = None  # the file being linted (absolute path)
         self.warm = True
         self.project = Project({}, loader=self._load)
         # a warm tree: load every interface so callers in every file are known
@@ -88,14 +142,16 @@ class OnDemand:
 
     def _cached(self, module: str):
         """(found, interface) from the cache."""
-
         path = self.paths.get(module)
         if path is None or self.cache_dir is None:
             return False, None
+        if self.index is not None:
+            entry = self.index.files.get(path)
+            if entry is not None and path not in self.index.changed():
+                return (True, None) if entry[5] is None else interface_from_key(entry[5], self.cache_dir)
         return interface_cache_get(path, module, self.cache_dir)
 
     def _load(self, module: str) -> Optional[dict]:
-
         path = self.paths.get(module)
         if path is None or os.path.abspath(path) == self.current:
             return None  # the file being linted speaks for itself
@@ -108,13 +164,58 @@ class OnDemand:
         return interface_for_file(path, module, self.cache_dir)
 
     def summaries(self):
-
         out = []
         for module in self.project.modules():
             iface = self.project.module(module)
             if iface and iface.get("summary"):
                 out.append(summary_from_data(iface["summary"]))
         return out
+
+    def stored_report(self, source: str, path: str) -> Optional[FileReport]:
+        """The final report of the run that wrote the index, when neither this file nor any
+        other indexed file changed since (then checking it again would give the same)."""
+        index = self.index
+        if index is None or self.cache_dir is None or index.changed():
+            return None
+        full = os.path.abspath(path)
+        entry = index.files.get(full)
+        if entry is None or entry[4] is None:
+            return None
+        try:
+            with open(full, "rb") as fh:
+                data = fh.read()
+            if decode(data, full) != source:
+                return None  # flake8 lints a text other than the file's (stdin, an editor buffer)
+        except (OSError, ValueError):
+            return None
+        report = from_cache(ReportCache(self.cache_dir), entry[4], data, path)
+        if report is None:
+            return None
+        report.path = path
+        for f in report.findings:
+            f.path = path
+        return report
+
+    def call_graph(self, summary: Optional[FileSummary], path: str, hot_names) -> CallGraph:
+        """Hot paths for one file's findings: the indexed hot set when no summary changed (this
+        file's included), else a walk over every indexed summary with the changed ones replaced;
+        without an index, the summaries of the interfaces loaded so far."""
+        index = self.index
+        if index is None:
+            own = summary.module if summary else None
+            return CallGraph(([summary] if summary else []) + [s for s in self.summaries() if s.module != own],
+                             hot_names)
+        full = os.path.abspath(path)
+        entry = index.files.get(full)
+        mine = summary_to_data(summary) if summary is not None else None
+        others = {p: s for p, s in self._new_summaries.items() if p != full}
+        moved = {p for p, s in others.items() if summary_digest(s) != index.files[p][6]}
+        if entry is not None and summary_digest(mine) == entry[6] and not moved:
+            return CallGraph.from_hot(index.hot)
+        stored = index.summaries()
+        stored.update(others)
+        stored[full] = mine
+        return CallGraph((summary_from_data(s) for s in stored.values() if s is not None), hot_names)
 
 
 def project_for(path: str, cache_dir: Optional[str] = None) -> Optional[OnDemand]:

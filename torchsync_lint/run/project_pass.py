@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 from torchsync_lint.check.file import crashed, interface_only
 from torchsync_lint.check.report import FileReport, Options
@@ -76,9 +76,11 @@ def interface_for_file(path: str, module: str, cache_dir: Optional[str]) -> Opti
     return report.interface
 
 
-def store_interfaces(reports: List[FileReport], cache_dir: str) -> None:
-    """What the flake8 plugin reads for the files it does not see (``run.ondemand``)."""
+def store_interfaces(reports: List[FileReport], cache_dir: str) -> Dict[str, str]:
+    """What the flake8 plugin reads for the files it does not see (``run.ondemand``); returns
+    path -> the key each interface is stored under (for ``project_index``)."""
     store = ReportCache(cache_dir)
+    keys: Dict[str, str] = {}
     for r in reports:
         if r.error is not None:
             continue
@@ -91,6 +93,14 @@ def store_interfaces(reports: List[FileReport], cache_dir: str) -> None:
         k = _interface_key(data, r.path, module)
         if store.get(k) != {"interface": r.interface}:
             store.put(k, {"interface": r.interface})
+        keys[r.path] = k
+    return keys
+
+
+def interface_from_key(k: str, cache_dir: str) -> Tuple[bool, Optional[dict]]:
+    """(found, interface) stored under ``k`` (a key ``store_interfaces`` returned)."""
+    got = ReportCache(cache_dir).get(k)
+    return (True, got.get("interface")) if got is not None else (False, None)
 
 
 # -- the second pass: files that asked other files something they can answer ----------------------
@@ -178,11 +188,14 @@ def _map_wave(paths: List[str], options: Options, jobs: int, cache_dir: Optional
 
 
 def _run_again(reports: List[FileReport], todo: List[int], interfaces: Dict[str, dict], options: Options,
-               jobs: int, want_interface: bool, cache_dir: Optional[str]) -> List[FileReport]:
+               jobs: int, want_interface: bool, cache_dir: Optional[str],
+               touched: Optional[Set[str]] = None) -> List[FileReport]:
     paths = [reports[i].path for i in todo]
     # only cache keys use the digest: not worked out without a cache, and once here with one
     digest = project_digest(interfaces) if cache_dir is not None else ""
     again = _recheck_all(paths, interfaces, digest, options, jobs, want_interface, cache_dir)
+    if touched is not None:
+        touched.update(r.cache_key for r in again if r.cache_key is not None)
     out = list(reports)
     for i, r in zip(todo, again):
         if r.error is None:
@@ -218,13 +231,16 @@ def _recheck_some(paths: List[str], interfaces: Dict[str, dict], digest: str, op
 
 
 def project_pass(reports: List[FileReport], options: Options, jobs: int,
-                 cache_dir: Optional[str] = None) -> List[FileReport]:
+                 cache_dir: Optional[str] = None, touched: Optional[Set[str]] = None) -> List[FileReport]:
     """Check again, with every file's interface at hand, the files whose answers depend on others.
 
     First the files whose functions take parameters only other files pass: their interfaces are
     extracted again with those values (``helper(x)`` returns a tensor when callers pass tensors).
-    Then every file that met a reference the project can answer.
+    Then every file that met a reference the project can answer. ``touched`` collects the cache
+    keys of every report read or checked here (what the next run reads: ``cache_prune``).
     """
+    if touched is not None:
+        touched.update(r.cache_key for r in reports if r.cache_key is not None)
     interfaces = {}
     for r in reports:
         if r.interface is not None:
@@ -234,7 +250,7 @@ def project_pass(reports: List[FileReport], options: Options, jobs: int,
     feeds = lambda key: project.passes_informative(key, lambda v: _informative(v, project))  # noqa: E731
     callee = [i for i in usable if any(feeds(k) for k in reports[i].open_params)]
     if callee:
-        reports = _run_again(reports, callee, interfaces, options, jobs, True, cache_dir)
+        reports = _run_again(reports, callee, interfaces, options, jobs, True, cache_dir, touched)
         for i in callee:
             if reports[i].interface is not None:
                 interfaces[reports[i].interface["module"]] = reports[i].interface
@@ -242,7 +258,7 @@ def project_pass(reports: List[FileReport], options: Options, jobs: int,
     todo = [i for i in usable if _answers_changed(reports[i], project)]
     if not todo:
         return reports
-    return _run_again(reports, todo, interfaces, options, jobs, False, cache_dir)
+    return _run_again(reports, todo, interfaces, options, jobs, False, cache_dir, touched)
 
 
 def _answers_changed(report: FileReport, project: Project) -> bool:

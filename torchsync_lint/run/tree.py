@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import errno
 import os
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, List, Optional, Sequence, Set
 
 from torchsync_lint.check.classify import classify
 from torchsync_lint.check.report import Options
@@ -14,6 +14,7 @@ from torchsync_lint.config import Config
 from torchsync_lint.finding import FileError, Finding, LintResult
 from torchsync_lint.inference.hotness import CallGraph
 from torchsync_lint.run.files import iter_python_files, special
+from torchsync_lint.run import cache_prune, project_index
 from torchsync_lint.run.project_pass import first_pass, project_pass, store_interfaces
 
 
@@ -51,11 +52,17 @@ def lint_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None,
     jobs = jobs or os.cpu_count() or 1
 
     reports = first_pass(files, options, jobs, cache_dir)
-    reports = project_pass(reports, options, jobs, cache_dir)
-    if cache_dir is not None:
-        store_interfaces(reports, cache_dir)
+    touched: Set[str] = set()
+    reports = project_pass(reports, options, jobs, cache_dir, touched)
     result.files_checked = len(files)
     graph = CallGraph((r.summary for r in reports if r.summary is not None), config.hot_functions)
+    if cache_dir is not None:
+        interface_keys = store_interfaces(reports, cache_dir)
+        # a run over folders (the project, or part of it) keeps an index and prunes the cache
+        if all(os.path.isdir(p) for p in paths) and project_index.write(
+                reports, options, graph.hot(), cache_dir, interface_keys, touched):
+            result.cache_pruned = cache_prune.prune(cache_dir)  # type: ignore[attr-defined]
+        result.cache_size = cache_prune.size(cache_dir)  # type: ignore[attr-defined]  (files, bytes)
     for r in reports:
         if r.error is not None:
             result.errors.append(r.error)

@@ -97,6 +97,7 @@ class Child:
         import torch
 
         self.torch = torch
+        self.startup: Dict[str, float] = {}
         from torchsync_lint.verify import oracles
 
         self.roots = oracles.Roots(torch)
@@ -113,7 +114,10 @@ class Child:
         if self.mode == "gpu" and cuda:
             from torchsync_lint.verify.oracles import SleepClock
 
+            t0 = time.monotonic()
             torch.zeros(1, device="cuda").sum().item()
+            self.startup["cuda_init_s"] = round(time.monotonic() - t0, 3)
+            t0 = time.monotonic()
             # timing runs with a short sleep; the long one only where the short one cannot show the wait
             self.long_clock = SleepClock(torch, float(self.settings.get("sleep_ms", 20.0)))
             short_ms = float(self.settings.get("short_sleep_ms", 0) or 0)
@@ -121,6 +125,8 @@ class Child:
                 else self.long_clock
             info["sleep_us"] = round(self.clock.sleep_s * 1e6, 1)
             info["cycles_per_ms"] = round(self.clock.cycles_per_ms)
+            self.startup["calibrate_s"] = round(time.monotonic() - t0, 3)
+        info["startup"] = self.startup
         self.chan.send("ready", **info)
         return cuda or self.mode != "gpu"
 
@@ -136,8 +142,12 @@ class Child:
         for task in job["tasks"]:
             self.chan.send("begin", id=task["id"])
             t0 = time.monotonic()
+            import_s = None
             try:
+                fresh = (task.get("file") or job)["path"] not in self._modules
                 module = self.module_for(task.get("file") or job)
+                if fresh:
+                    import_s = round(time.monotonic() - t0, 3)
                 result = snippet_child.run_task(self, module, task)
             except ModuleImportError as exc:
                 result = {"failure": str(exc)}
@@ -150,6 +160,8 @@ class Child:
                 if broken not in str(result.get("error")) or str(result.get("failure", "")).startswith("verifier"):
                     result["failure"] = f"the CUDA context broke while this statement ran: {broken}"
             result["seconds"] = round(time.monotonic() - t0, 3)
+            if import_s is not None:
+                result["import_s"] = import_s  # the module's import, inside this task's seconds
             self.chan.send("result", id=task["id"], **result)
             if result.get("poisoned"):
                 return  # the CUDA context is unusable: the parent restarts us for the rest
@@ -232,28 +244,74 @@ class Child:
             return None
 
 
-def main() -> int:
+def _early_settings(argv) -> Optional[Dict[str, Any]]:
+    if "--mode" not in argv:
+        return None
+    mode = argv[argv.index("--mode") + 1]
+    settings = json.loads(argv[argv.index("--settings") + 1]) if "--settings" in argv else {}
+    preload = json.loads(argv[argv.index("--preload") + 1]) if "--preload" in argv else []
+    return {"mode": mode, "settings": settings, "preload": preload}
+
+
+def _preload(pairs) -> None:
+    """Import the packages the job will import, while the parent still lints (started ahead).
+    Best effort: a package that fails here fails again, and is reported, when its snippet runs."""
+    for root, name in pairs:
+        if root and root not in sys.path:
+            sys.path.insert(0, root)
+        try:
+            importlib.import_module(name)
+        except (Exception, SystemExit):  # a package's import may call sys.exit too; the job reports it
+            sys.modules.pop(name, None)
+
+
+def _read_job(chan: Channel) -> Optional[Dict[str, Any]]:
+    """The job: one JSON line on stdin (a line, so no end of file is needed)."""
+    try:
+        return json.loads(sys.stdin.readline())
+    except ValueError as exc:
+        chan.send("fatal", reason=f"bad job: {exc}")
+        return None
+
+
+def main(argv=None) -> int:
     import faulthandler
 
     faulthandler.enable()  # a crash prints its cause (and stack) to stderr, which the parent quotes
     chan = Channel()
-    try:
-        job = json.loads(sys.stdin.read())
-    except ValueError as exc:
-        chan.send("fatal", reason=f"bad job: {exc}")
-        return 2
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # started ahead of its job (``--mode M --settings JSON``): torch, CUDA and the sleep's calibration
+    # are ready while the parent still extracts the snippets; the job then comes as one line
+    early = _early_settings(argv)
+    job: Optional[Dict[str, Any]] = None
+    if early is None:
+        job = _read_job(chan)
+        if job is None:
+            return 2
+    t0 = time.monotonic()
     try:
         import torch  # noqa: F401  (only whether it imports)
     except Exception as exc:
         chan.send("fatal", reason=f"torch is not importable: {exc}", no_torch=True)
         return 2
-    child = Child(job, chan)
+    torch_import_s = round(time.monotonic() - t0, 3)
+    child = Child(job if job is not None else early, chan)
+    child.startup["torch_import_s"] = torch_import_s
     try:
         if not child.hello():
             return 3
     except Exception as exc:
         chan.send("fatal", reason="CUDA initialisation failed: " + str(exc)[:300], no_cuda=True)
         return 3
+    if job is None:
+        _preload(early.get("preload") or ())
+        job = _read_job(chan)
+        if job is None:
+            return 2
+        if job.get("mode", "gpu") != child.mode or job.get("settings", {}) != child.settings:
+            chan.send("fatal", reason="the job's mode or settings differ from the ones this child started with")
+            return 2
+        child.job = job
     if job.get("kind") == "probe":
         pass
     elif job.get("kind") == "entry":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -86,7 +87,8 @@ def _library_filter(raw: Iterable[dict]) -> List[SyncEvent]:
 
 class Verifier:
     def __init__(self, findings: List[Finding], opts: VerifyOptions, linted: Iterable[str] = (),
-                 hot_functions: Sequence[str] = (), on_note: Optional[Callable[[str], None]] = None) -> None:
+                 hot_functions: Sequence[str] = (), on_note: Optional[Callable[[str], None]] = None,
+                 started: Sequence[runner.Started] = ()) -> None:
         self.findings = findings
         self.opts = opts
         self.linted = {norm(p) for p in linted} | {norm(f.path) for f in findings}
@@ -95,6 +97,9 @@ class Verifier:
         self.extracted: Dict[int, snippet.Extracted] = {}
         self.hello: Optional[dict] = None
         self.report = VerifyReport(findings)
+        self._started: List[runner.Started] = list(started)  # children started before the lint (``prestart``)
+        self._t_started: Optional[float] = time.monotonic() if started else None
+        self.child_startups: List[dict] = []
 
     # -- extraction -------------------------------------------------------------------------
     def recorded(self) -> Dict[str, List[dict]]:
@@ -176,7 +181,7 @@ class Verifier:
         # several children on the one GPU, each a share of the files (a file's tasks stay together:
         # its module is imported once); the timing oracle holds under contention, since a sync still
         # waits for the child's own queued sleep and a statement that does not sync waits for nothing
-        n = self.opts.children if self.opts.children else _children(len(by_file), len(tasks))
+        n = self.n_children()
         if n > 1:
             size: Dict[int, int] = {}
             buckets: Dict[int, List[dict]] = {i: [] for i in range(n)}
@@ -191,19 +196,46 @@ class Verifier:
         return [{"kind": "snippet", "mode": self.opts.mode, "settings": _settings(self.opts),
                  "sys_path": self.opts.sys_path + [os.getcwd()], "tasks": g} for g in groups]
 
+    def n_children(self) -> int:
+        """Child processes for snippet mode: by the files and findings of the run (known before
+        extraction, so that the children can start while it runs)."""
+        if self.opts.children:
+            return self.opts.children
+        return _children(len({f.path for f in self.findings}), len(self.findings))
+
+    def start_children(self) -> None:
+        """Start the snippet children now: their torch import, CUDA initialisation and sleep
+        calibration overlap the extraction (they wait for their job on stdin)."""
+        if os.environ.get("TORCHSYNC_VERIFY_NO_PRESTART"):
+            return
+        more = self.n_children() - len(self._started)
+        self._started += [runner.start(self.opts.mode, _settings(self.opts), self.opts.python)
+                          for _ in range(max(0, more))]
+        self._t_started = self._t_started or time.monotonic()
+
+    def _close_started(self) -> None:
+        for st in self._started:
+            st.close()
+        self._started = []
+
     def run_snippets(self, with_fixes: bool) -> Dict[int, dict]:
         jobs = self.snippet_jobs(with_fixes)
-        if len(jobs) > 1:
+        started = list(self._started)
+        self._started = []
+        pairs = [(job, started.pop(0) if started else None) for job in jobs]
+        for st in started:  # fewer jobs than children (findings the extraction gave up on)
+            st.close()
+        if len(pairs) > 1:
             import concurrent.futures as cf
 
             results: Dict[int, dict] = {}
-            with cf.ThreadPoolExecutor(len(jobs)) as pool:
-                for res in pool.map(lambda job: self._run_snippet_job(job), jobs):
+            with cf.ThreadPoolExecutor(len(pairs)) as pool:
+                for res in pool.map(lambda pair: self._run_snippet_job(*pair), pairs):
                     results.update(res)
             return results
-        return self._run_snippet_job(jobs[0]) if jobs else {}
+        return self._run_snippet_job(*pairs[0]) if pairs else {}
 
-    def _run_snippet_job(self, job: dict) -> Dict[int, dict]:
+    def _run_snippet_job(self, job: dict, pre: Optional[runner.Started] = None) -> Dict[int, dict]:
         results: Dict[int, dict] = {}
         for job in [job]:
             files = {t["id"]: t["path"] for t in job["tasks"]}
@@ -218,8 +250,11 @@ class Verifier:
                     count = sum(1 for p in files.values() if p == path)
                     self.note(f"verify: {path} ({count} finding(s), file {started[path]}/{n_files})")
 
-            res = runner.run_job(job, self.opts.timeout, python=self.opts.python, on_progress=progress)
+            res = runner.run_job(job, self.opts.timeout, python=self.opts.python, on_progress=progress,
+                                 started=pre)
             self._check_hello(res)
+            if res.hello:
+                self.child_startups.append(dict(res.hello.get("startup") or {}))
             results.update(res.results)
         return results
 
@@ -352,7 +387,17 @@ class Verifier:
 
     # -- all --------------------------------------------------------------------------------
     def run(self) -> VerifyReport:
+        t0 = time.monotonic()
+        if self.findings and not self.opts.entries:
+            self.start_children()
+        try:
+            return self._run(t0)
+        finally:
+            self._close_started()
+
+    def _run(self, t0: float) -> VerifyReport:
         self.extract()
+        t_extracted = time.monotonic()
         records: Dict[int, List[dict]] = {k: [] for k in range(len(self.findings))}
         fix_records: Dict[int, dict] = {}
         for key, ex in self.extracted.items():
@@ -380,6 +425,7 @@ class Verifier:
                     fix_records[key] = self.fix_record(key, r)
         elif self.findings:
             results = self.run_snippets(with_fixes=self.opts.fixes)
+            self._note_times(t0, t_extracted, results)
             for key, r in results.items():
                 rec = decide(self.snippet_evidence(key, r))
                 if r.get("seconds") is not None:
@@ -399,6 +445,20 @@ class Verifier:
                 f.verify["fix"] = fix_records[key]
         self.report.findings = sorted(self.findings + extra, key=Finding.sort_key)
         return self.report
+
+    def _note_times(self, t0: float, t_extracted: float, results: Dict[int, dict]) -> None:
+        """Where the time went (bench/verify_speed.py prints this line)."""
+        secs = [r["seconds"] for r in results.values() if r.get("seconds") is not None]
+        imports = [r["import_s"] for r in results.values() if r.get("import_s") is not None]
+        st = self.child_startups
+        def worst(key):
+            vals = [x[key] for x in st if x.get(key) is not None]
+            return f"{max(vals):.2f}" if vals else "?"
+        self.note(f"verify: time: extraction {t_extracted - t0:.2f} s, children {len(st)} (torch import "
+                  f"{worst('torch_import_s')} s, CUDA init {worst('cuda_init_s')} s, calibration "
+                  f"{worst('calibrate_s')} s, the slowest of each), module imports {sum(imports):.2f} s, "
+                  f"tasks {sum(secs) - sum(imports):.2f} s (sum over children), snippets done after "
+                  f"{time.monotonic() - t0:.2f} s")
 
     def probe(self) -> None:
         """No findings to run: still say whether a CUDA device is there (exit 2 when not)."""
@@ -439,6 +499,22 @@ def _display(path: str) -> str:
 
 
 def run_verify(findings: List[Finding], opts: VerifyOptions, linted: Iterable[str] = (),
-               hot_functions: Sequence[str] = (), on_note=None) -> VerifyReport:
-    """Verify ``findings`` (their ``verify`` is filled in); unflagged syncs come back as TSL900 findings."""
-    return Verifier(findings, opts, linted, hot_functions, on_note).run()
+               hot_functions: Sequence[str] = (), on_note=None,
+               started: Sequence[runner.Started] = ()) -> VerifyReport:
+    """Verify ``findings`` (their ``verify`` is filled in); unflagged syncs come back as TSL900 findings.
+    ``started``: snippet children ``prestart`` started before the lint (those not needed are closed)."""
+    if opts.entries or not findings:
+        for st in started:
+            st.close()
+        started = ()
+    return Verifier(findings, opts, linted, hot_functions, on_note, started).run()
+
+
+def prestart(opts: VerifyOptions, linted: Sequence[str], preload: Sequence[Tuple[str, str]]) -> List[runner.Started]:
+    """Start the snippet children before the lint, so that their torch import, CUDA initialisation
+    and the import of the linted packages (``preload``) overlap it. As many as a run over these
+    files with many findings uses; ``run_verify`` closes the ones it does not need."""
+    if opts.entries or os.environ.get("TORCHSYNC_VERIFY_NO_PRESTART"):
+        return []
+    n = opts.children or _children(len(linted), 10 ** 6)
+    return [runner.start(opts.mode, _settings(opts), opts.python, preload=preload) for _ in range(n)]

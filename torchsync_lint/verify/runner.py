@@ -18,7 +18,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 PREFIX = "@@TSL "
 
@@ -123,26 +123,74 @@ def _kill(proc: subprocess.Popen) -> None:
         pass
 
 
+class Started:
+    """A child process started ahead of its job (``start``): it imports torch, initialises CUDA and
+    calibrates its sleep while the parent still prepares the tasks; ``run_job(..., started=)`` then
+    sends the job. ``close()`` ends one that no job came for."""
+
+    def __init__(self, proc: subprocess.Popen, err_file, mode: str, settings: dict) -> None:
+        self.proc, self.err_file, self.mode, self.settings = proc, err_file, mode, settings
+
+    def close(self) -> None:
+        _kill(self.proc)
+        _close_err(self.err_file)
+
+
+def _spawn(python: Optional[str], env: Optional[dict], extra_args=()) -> Tuple[subprocess.Popen, object]:
+    err_file = tempfile.NamedTemporaryFile(prefix="tsl-verify-", suffix=".stderr", delete=False)
+    cmd = [python or sys.executable, "-m", "torchsync_lint.verify.child", *extra_args]
+    child_env = dict(os.environ if env is None else env)
+    child_env.setdefault("PYTHONUNBUFFERED", "1")
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err_file,
+                            start_new_session=True, env=child_env)
+    return proc, err_file
+
+
+def _close_err(err_file) -> None:
+    err_file.close()
+    try:
+        os.unlink(err_file.name)
+    except OSError:
+        pass
+
+
+def start(mode: str, settings: dict, python: Optional[str] = None, env: Optional[dict] = None,
+          preload: Sequence[Tuple[str, str]] = ()) -> Started:
+    """Start a child for a job of this mode and settings, before the job exists. ``preload``:
+    (folder, top-level package) pairs the child imports while it waits for its job (the packages
+    the job's snippets will import: their import then overlaps the parent's lint)."""
+    extra = ["--mode", mode, "--settings", json.dumps(settings, sort_keys=True)]
+    if preload:
+        extra += ["--preload", json.dumps([list(p) for p in preload])]
+    proc, err_file = _spawn(python, env, extra)
+    return Started(proc, err_file, mode, settings)
+
+
 def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: Optional[str] = None,
-            env: Optional[dict] = None, on_progress: Optional[Callable[[str], None]] = None) -> JobResult:
-    """Run ``job`` (its ``tasks`` each with an ``id``) to the end, restarting the child as needed."""
+            env: Optional[dict] = None, on_progress: Optional[Callable[[str], None]] = None,
+            started: Optional[Started] = None) -> JobResult:
+    """Run ``job`` (its ``tasks`` each with an ``id``) to the end, restarting the child as needed.
+    ``started``: a child already started (``start``) for the job's mode and settings, used first."""
     out = JobResult()
     remaining = [t["id"] for t in job["tasks"]]
     by_id = {t["id"]: t for t in job["tasks"]}
     attempts = 0
+    if started is not None and (started.mode != job.get("mode", "gpu") or
+                                started.settings != job.get("settings", {})):
+        started.close()
+        started = None
     while remaining or attempts == 0:  # a job without tasks (a probe) still starts the child once
         attempts += 1
         sub = dict(job, tasks=[by_id[i] for i in remaining])
-        err_file = tempfile.NamedTemporaryFile(prefix="tsl-verify-", suffix=".stderr", delete=False)
-        cmd = [python or sys.executable, "-m", "torchsync_lint.verify.child"]
-        child_env = dict(os.environ if env is None else env)
-        child_env.setdefault("PYTHONUNBUFFERED", "1")
-        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err_file,
-                                start_new_session=True, env=child_env)
+        if started is not None:
+            proc, err_file = started.proc, started.err_file
+            started = None
+        else:
+            proc, err_file = _spawn(python, env)
         q: "queue.Queue" = queue.Queue()
         threading.Thread(target=_reader, args=(proc.stdout, q), daemon=True).start()
         try:
-            proc.stdin.write(json.dumps(sub).encode())
+            proc.stdin.write(json.dumps(sub).encode() + b"\n")  # one line: json.dumps writes no newline
             proc.stdin.close()
         except OSError:
             pass
@@ -228,11 +276,7 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
                     break
         finally:
             _kill(proc)
-            err_file.close()
-            try:
-                os.unlink(err_file.name)
-            except OSError:
-                pass
+            _close_err(err_file)
         if attempts > len(by_id) + 2:
             for i in remaining:
                 out.results[i] = {"failure": "the child kept failing"}

@@ -1,0 +1,199 @@
+"""Issue 18's speed ratios, before and after, in the same run (sides interleaved per measure).
+
+    python bench/index_speed.py --before /work/wt-speed-before [--corpus DIR] [--limit N]
+        [--file REL] [--leaf REL] [--base REL] [--plain-python PY] [--jobs J] [--only a,b,c,d]
+
+Each side is a checkout with its own virtual environment (``<checkout>/.venv``, flake8 and the
+plugin installed there); every measure runs in child processes, so CPU time is the children's
+(user + system, ``RUSAGE_CHILDREN``), steadier than wall time on a shared machine; peak memory is
+the largest resident set of any process of the command. Each side lints its own copy of the
+corpus (a ``pyproject.toml`` marks the root; its own cache: one side's pruning must not touch
+the other's entries).
+
+(a) flake8 ``--select TSL`` on one file (``--file``) of a warm project (the CLI ran over it with
+    the cache) and of a cold copy, against flake8 ``--select E,F`` with the plugin installed and
+    with a plain flake8 (``--plain-python``: a Python whose flake8 lacks the plugin);
+(b) a whole-project cold run in one process (``lint_paths(jobs=1)``, no cache) against a bare
+    ``libcst.parse_module`` of the same files, CPU;
+(c) the CLI with the cache, one process: cold, an unchanged re-run, after a two-line function
+    appended to a leaf helper (``--leaf``) and to a base module (``--base``), each over cold, and
+    whether its findings equal a cold ``--no-cache`` run of the edited tree;
+(d) flake8 ``--select TSL --jobs J`` over the whole warm tree against a cold CLI run (``--jobs J``),
+    peak memory of each.
+Timings only; nothing here asserts a speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from typing import Dict, List, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+AFTER = os.path.dirname(HERE)
+WRAP = ("import resource, subprocess, sys\n"
+        "p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)\n"
+        "r = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "sys.stderr.write('%f %d\\n' % (r.ru_utime + r.ru_stime, r.ru_maxrss))\n"
+        "sys.stdout.buffer.write(p.stdout)\n")
+PARSE_VS_RUN = """
+import json, sys, time, libcst
+sys.path.insert(0, sys.argv[1] + '/bench')
+import linter_api
+from torchsync_lint.config import Config
+from torchsync_lint.rules.registry import all_rules
+api = linter_api.load()
+files = json.load(open(sys.argv[2]))
+sources = [open(f, 'rb').read().decode('utf-8', 'replace') for f in files]
+t = time.process_time()
+for s in sources:
+    libcst.parse_module(s)
+parse = time.process_time() - t
+t = time.process_time()
+api.lint_paths(files, Config(select=list(all_rules()), respect_gitignore=False), jobs=1)
+print(json.dumps([parse, time.process_time() - t]))
+"""
+APPEND = "\n\ndef _bench_added_helper(x):\n    return x\n"
+
+
+def measure(cmd: List[str], cwd: str, env: Dict[str, str] | None = None) -> Tuple[float, int, str]:
+    """(CPU seconds, peak RSS in MiB, stdout) of a command and its children."""
+    p = subprocess.run([sys.executable, "-c", WRAP, *cmd], cwd=cwd, capture_output=True, text=True, env=env)
+    cpu, rss = p.stderr.strip().splitlines()[-1].split()
+    return float(cpu), int(rss) // 1024, p.stdout
+
+
+def side_python(checkout: str) -> str:
+    return os.path.join(checkout, ".venv", "bin", "python")
+
+
+def copy_project(corpus: str, dest: str, limit: int | None) -> List[str]:
+    files = []
+    for folder, dirs, names in os.walk(corpus):
+        dirs.sort()
+        for n in sorted(names):
+            if n.endswith(".py"):
+                files.append(os.path.relpath(os.path.join(folder, n), corpus))
+    files = files[:limit] if limit else files
+    for rel in files:
+        os.makedirs(os.path.dirname(os.path.join(dest, rel)), exist_ok=True)
+        shutil.copy2(os.path.join(corpus, rel), os.path.join(dest, rel))
+    with open(os.path.join(dest, "pyproject.toml"), "w") as fh:
+        fh.write("[project]\nname = 'bench'\n")
+    return files
+
+
+def cli(py: str, *extra: str) -> List[str]:
+    return [py, "-m", "torchsync_lint", "--isolated", "--no-respect-gitignore", "--include-cold", *extra]
+
+
+def findings(text: str) -> List[tuple]:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return [("unreadable output",)]
+    items = data.get("findings", data) if isinstance(data, dict) else data
+    return sorted((f["path"], f["line"], f["col"], f["code"]) for f in items)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--before", required=True, help="checkout of the before side, with its .venv")
+    p.add_argument("--after", default=AFTER)
+    p.add_argument("--corpus", default=os.path.join(HERE, "corpus", "transformers-5.17.0"))
+    p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--file", default="transformers/models/bert/modeling_bert.py")
+    p.add_argument("--leaf", default="transformers/utils/sentencepiece_model_pb2.py")
+    p.add_argument("--base", default="transformers/modeling_utils.py")
+    p.add_argument("--plain-python", default=None, help="a Python with flake8 but without the plugin")
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--only", default="a,b,c,d")
+    args = p.parse_args(argv)
+    only = set(args.only.split(","))
+    sides = {"before": os.path.abspath(args.before), "after": os.path.abspath(args.after)}
+    out: Dict[str, Dict[str, object]] = {s: {} for s in sides}
+    with tempfile.TemporaryDirectory() as tmp:
+        roots = {}
+        for s in sides:
+            roots[s] = os.path.join(tmp, s)
+            files = copy_project(args.corpus, roots[s], args.limit)
+            shutil.copytree(roots[s], roots[s] + "-cold")
+        print(f"corpus {args.corpus}: {len(files)} files; jobs {args.jobs}; CPU = children's user+system")
+        if "b" in only:
+            with open(os.path.join(tmp, "files.json"), "w") as fh:
+                json.dump([os.path.join(roots["after"] + "-cold", f) for f in files], fh)
+            for s, co in sides.items():
+                got = subprocess.run([side_python(co), "-c", PARSE_VS_RUN, co, os.path.join(tmp, "files.json")],
+                                     capture_output=True, text=True, cwd=co)
+                parse, run = json.loads(got.stdout.strip().splitlines()[-1])
+                out[s]["b"] = (parse, run)
+        for s, co in sides.items():  # cold CLI (d's reference; leaves the tree warm for a, c, d)
+            py = side_python(co)
+            out[s]["cli_cold_jobs"] = measure(cli(py, "--jobs", str(args.jobs), "--format", "json", "."), roots[s])[:2]
+        if "a" in only:
+            for s, co in sides.items():
+                py = side_python(co)
+                f8 = [py, "-m", "flake8"]
+                out[s]["a_warm"] = measure(f8 + ["--select", "TSL", args.file], roots[s])[:2]
+                out[s]["a_cold"] = measure(f8 + ["--select", "TSL", args.file], roots[s] + "-cold")[:2]
+                out[s]["a_ef"] = measure(f8 + ["--select", "E,F", args.file], roots[s])[:2]
+            if args.plain_python:
+                out["plain_ef"] = measure([args.plain_python, "-m", "flake8", "--select", "E,F", args.file],
+                                          roots["after"])[:2]
+        if "d" in only:
+            for s, co in sides.items():
+                py = side_python(co)
+                out[s]["d"] = measure([py, "-m", "flake8", "--select", "TSL", "--jobs", str(args.jobs), "."],
+                                      roots[s])[:2]
+        if "c" in only:
+            for s, co in sides.items():
+                py = side_python(co)
+                root = roots[s] + "-c"
+                shutil.copytree(roots[s] + "-cold", root)
+                run = cli(py, "--jobs", "1", "--format", "json", ".")
+                cold = measure(run, root)
+                warm = measure(run, root)
+                res = {"cold": cold[0], "warm": warm[0], "same_warm": findings(cold[2]) == findings(warm[2])}
+                for name, rel in (("leaf", args.leaf), ("base", args.base)):
+                    with open(os.path.join(root, rel), "a") as fh:
+                        fh.write(APPEND.replace("_bench_added_helper", f"_bench_added_{name}"))
+                    edited = measure(run, root)
+                    fresh = measure(cli(py, "--jobs", str(args.jobs), "--no-cache", "--format", "json", "."), root)
+                    res[name] = edited[0]
+                    res["same_" + name] = findings(edited[2]) == findings(fresh[2])
+                sizes = subprocess.run(["du", "-sk", os.path.join(root, ".torchsync_cache")], capture_output=True,
+                                       text=True).stdout.split()
+                res["cache_mib"] = int(sizes[0]) / 1024 if sizes else None
+                out[s]["c"] = res
+    print(json.dumps(out, indent=1))
+    for s in sides:
+        r = out[s]
+        print(f"== {s} ({sides[s]})")
+        if "b" in r:
+            parse, run = r["b"]
+            print(f"(b) whole project cold, 1 process: {run:.1f} s CPU / bare parse {parse:.1f} s = {run / parse:.2f}x")
+        cc = r["cli_cold_jobs"]
+        if "a_warm" in r:
+            ef = out["plain_ef"][0] if "plain_ef" in out else r["a_ef"][0]
+            print(f"(a) flake8 one file: warm {r['a_warm'][0]:.2f} s CPU ({r['a_warm'][1]} MiB), cold "
+                  f"{r['a_cold'][0]:.2f} s; E,F with plugin {r['a_ef'][0]:.2f} s; warm / plain E,F "
+                  f"{r['a_warm'][0] / ef:.2f}x")
+        if "d" in r:
+            print(f"(d) flake8 whole warm tree {r['d'][0]:.1f} s CPU (peak {r['d'][1]} MiB) / cold CLI "
+                  f"{cc[0]:.1f} s CPU (peak {cc[1]} MiB) = {r['d'][0] / cc[0]:.2f}")
+        if "c" in r:
+            c = r["c"]
+            print(f"(c) cold {c['cold']:.1f} s CPU; warm {c['warm'] / c['cold']:.3f}, leaf edit "
+                  f"{c['leaf'] / c['cold']:.3f}, base edit {c['base'] / c['cold']:.3f} of cold; findings "
+                  f"identical: warm {c['same_warm']}, leaf {c['same_leaf']}, base {c['same_base']}; "
+                  f"cache {c['cache_mib']:.1f} MiB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

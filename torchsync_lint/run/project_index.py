@@ -1,0 +1,191 @@
+"""The project index: what a whole run derived, kept so that one file is answered fast.
+
+A one-file check (the flake8 plugin, ``run.ondemand``) needs more than the file: other files'
+interfaces, what every file passes to the functions it defines (parameters take their callers'
+values), and which functions are hot (a walk of every file's call graph). A whole run has all of
+it; ``write`` keeps it in the cache folder, one JSON file per rule selection and linter code:
+
+- ``files``: absolute path -> [mtime_ns, size, sha256 of the bytes, module, the cache key of the
+  file's final report, the cache key of its interface, a digest of its call-graph summary];
+- ``calls``: callee key -> [[calling module, args, kwargs], ...], the caller-to-parameter table
+  (``inference.project.Project.calls_from`` over every interface), so a one-file check loads no
+  interface to learn who calls it;
+- ``hot``: the hot functions of the whole run (``inference.hotness.CallGraph.hot``);
+- ``sets_default_device``: some file moves torch's default device.
+
+The call-graph summaries of every file go to a second file (``graph-*.json``), read only when
+the checked file's own summary (or another file's) differs from the indexed one, to walk the
+hot paths again.
+
+A reader validates each file it relies on by mtime and size, and by content hash when those
+changed (``Index.changed``); what changed is derived again, the rest is read from the cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from typing import Dict, Iterable, List, Optional, Tuple
+
+from torchsync_lint.check.report import FileReport, Options
+from torchsync_lint.check.source import module_name_for
+from torchsync_lint.inference.interface import summary_to_data
+from torchsync_lint.inference.project import Project
+from torchsync_lint.rules.registry import select_rules
+from torchsync_lint.run.cache import code_fingerprint
+
+FORMAT = 1
+INDEX_DIR = "index"
+
+
+def index_id(options: Options) -> str:
+    """The rules that run (not how they were selected), hot and cold names, the linter's code."""
+    codes = sorted(r.code for r in select_rules(options.select, options.ignore))
+    extra = os.environ.get("TORCHSYNC_LINT_EXTRA_SYNC_CALLS", "")
+    text = json.dumps([code_fingerprint(), codes, sorted(options.hot_functions), sorted(options.cold_functions),
+                       extra])
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _paths(cache_dir: str, ident: str) -> Tuple[str, str]:
+    folder = os.path.join(cache_dir, INDEX_DIR)
+    return os.path.join(folder, f"index-{ident}.json"), os.path.join(folder, f"graph-{ident}.json")
+
+
+def summary_digest(data: Optional[dict]) -> Optional[str]:
+    if data is None:
+        return None
+    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:24]
+
+
+def file_digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _dump(path: str, payload: dict) -> None:
+    folder = os.path.dirname(path)
+    tmp = None
+    try:
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, separators=(",", ":"))
+        os.replace(tmp, path)
+        tmp = None
+    except (OSError, TypeError, ValueError):
+        pass  # a read-only or full disk only costs speed
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def write(reports: List[FileReport], options: Options, hot: Iterable[str], cache_dir: str,
+          interface_keys: Dict[str, str], touched: Iterable[str] = ()) -> bool:
+    """Keep what this run derived (see the module docstring); False when a larger run's index is
+    kept instead. ``interface_keys``: path -> the cache key its interface was stored under
+    (``project_pass.store_interfaces``); ``touched``: every cache key the run read or wrote,
+    listed with the index so that ``cache_prune`` keeps them."""
+    files: Dict[str, list] = {}
+    summaries: Dict[str, dict] = {}
+    interfaces: Dict[str, dict] = {}
+    for r in reports:
+        try:
+            st = os.stat(r.path)
+            with open(r.path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        module = r.interface["module"] if r.interface is not None else module_name_for(r.path)[0]
+        summary = summary_to_data(r.summary) if r.summary is not None else None
+        path = os.path.abspath(r.path)
+        files[path] = [st.st_mtime_ns, st.st_size, file_digest(data), module, r.cache_key,
+                       interface_keys.get(r.path), summary_digest(summary)]
+        if summary is not None:
+            summaries[path] = summary
+        if r.interface is not None:
+            interfaces.setdefault(r.interface["module"], r.interface)
+    ident = index_id(options)
+    index_file, graph_file = _paths(cache_dir, ident)
+    old = Index.load(cache_dir, options)
+    if old is not None and any(p not in files and os.path.exists(p) for p in old.files):
+        return False  # a run over part of an indexed project keeps the whole project's index
+    project = Project(interfaces)
+    calls: Dict[str, list] = {}
+    for module, iface in interfaces.items():
+        for key, args, kwargs in project.calls_from(iface):
+            calls.setdefault(key, []).append([module, args, kwargs])
+    # the cache's entry shape ({"key", "data"}): one reader, one check for a foreign or torn file
+    keys = sorted(set(touched) | set(interface_keys.values()))
+    _dump(graph_file, {"key": ident, "data": {"format": FORMAT, "code": code_fingerprint(), "keys": keys,
+                                              "summaries": summaries}})
+    _dump(index_file, {"key": ident, "data": {"format": FORMAT, "files": files, "calls": calls, "hot": sorted(hot),
+                                              "sets_default_device": project.sets_default_device}})
+    return True
+
+
+class Index:
+    """A stored index, read for one rule selection; ``None`` from ``load`` when there is none."""
+
+    def __init__(self, data: dict, graph_file: str) -> None:
+        self.files: Dict[str, list] = data["files"]
+        self.calls: Dict[str, list] = data["calls"]
+        self.hot: List[str] = data["hot"]
+        self.sets_default_device: bool = data["sets_default_device"]
+        self.graph_file = graph_file
+        self.modules: Dict[str, str] = {}
+        for path, entry in self.files.items():
+            self.modules.setdefault(entry[3], path)
+        self._changed: Optional[frozenset] = None
+
+    @classmethod
+    def load(cls, cache_dir: str, options: Options) -> Optional["Index"]:
+        ident = index_id(options)
+        index_file, graph_file = _paths(cache_dir, ident)
+        try:
+            with open(index_file, "rb") as fh:
+                entry = json.loads(fh.read())
+            data = entry["data"]
+            if entry.get("key") != ident or data.get("format") != FORMAT:
+                return None
+            return cls(data, graph_file)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+
+    def unchanged(self, path: str, data: Optional[bytes] = None) -> bool:
+        """The file is as indexed: same mtime and size, else same bytes."""
+        entry = self.files.get(path)
+        if entry is None:
+            return False
+        if data is None:
+            try:
+                st = os.stat(path)
+            except OSError:
+                return False
+            if st.st_mtime_ns == entry[0] and st.st_size == entry[1]:
+                return True
+            try:
+                with open(path, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                return False
+        return file_digest(data) == entry[2]
+
+    def changed(self) -> frozenset:
+        """The indexed files that changed since the run that wrote the index (stat of each; a
+        hash only where mtime or size moved), computed once per process."""
+        if self._changed is None:
+            self._changed = frozenset(p for p in self.files if not self.unchanged(p))
+        return self._changed
+
+    def summaries(self) -> Dict[str, dict]:
+        """Every indexed file's call-graph summary (path -> data), for walking hot paths again."""
+        try:
+            with open(self.graph_file, "rb") as fh:
+                return json.loads(fh.read())["data"]["summaries"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return {}
