@@ -12,6 +12,7 @@ from typing import Dict, List, Optional, Tuple
 from torchsync_lint import Config, Finding, SourceError, lint_source
 from torchsync_lint.adopt.add_noqa import add_noqa
 from torchsync_lint.adopt.fixes import apply_fixes, fix_source, wanted
+from torchsync_lint.check.report import Options
 from torchsync_lint.check.noqa import META_RULES, UNUSED_NOQA, Suppressions, unused_noqa
 from torchsync_lint.check.source import module_name_for
 from torchsync_lint.cli.docgen import meta_markdown, rule_markdown
@@ -44,35 +45,47 @@ class Projects:
 
     def __init__(self) -> None:
         self._by_root: Dict[str, Optional[OnDemand]] = {}
+        self._warmed: Dict[str, Options] = {}  # root -> the options its interfaces were all loaded for
 
     @staticmethod
     def root_of(path: str) -> Optional[str]:
         return project_root(path) or package_top(path)
 
-    def for_file(self, path: str, cache_dir: Optional[str]) -> Optional[OnDemand]:
+    def for_file(self, path: str, config: Config) -> Optional[OnDemand]:
         if not os.path.isabs(path) or not os.path.isdir(os.path.dirname(path)):
             return None  # an untitled buffer: checked on its own
         root = self.root_of(path)
         if root is None:
             return None
         if root not in self._by_root:
+            cache_dir = config.cache_path()
+            usable = cache_dir if cache_dir and (os.path.isdir(cache_dir) or os.access(root, os.W_OK)) else None
             try:
-                usable = cache_dir if cache_dir and (os.path.isdir(cache_dir) or os.access(root, os.W_OK)) else None
-                project = OnDemand(root, usable)
-                for module in list(project.paths):  # every caller known (see the class's note)
-                    project.project.module(module)
-                self._by_root[root] = project
+                self._by_root[root] = OnDemand(root, usable)
             except (OSError, RecursionError):
                 self._by_root[root] = None
         project = self._by_root[root]
-        if project is not None:
-            project.current = os.path.abspath(path)
+        if project is None:
+            return None
+        options = Options(tuple(config.select), tuple(config.ignore), tuple(config.hot_functions),
+                          tuple(config.cold_functions))
+        if self._warmed.get(root) != options:  # every caller known (see the class's note)
+            project.current = None
+            try:
+                project.use(options)  # the module map: the project index, or a walk of the tree
+                for module in list(project.paths):
+                    project.project.module(module)
+            except (OSError, RecursionError):
+                pass
+            self._warmed[root] = options
+        project.current = os.path.abspath(path)
         return project
 
     def saved(self, path: str) -> None:
         root = self.root_of(path)
         if root is not None:
             self._by_root.pop(root, None)
+            self._warmed.pop(root, None)
 
 
 def config_for(path: str) -> Tuple[Config, Optional[str]]:
@@ -89,7 +102,7 @@ def check(text: str, path: str, projects: Optional[Projects] = None) -> Checked:
     """Lint one buffer as the CLI lints the file: per-file-ignores, ``# noqa``, TSL901."""
     config, config_error = config_for(path)
     out = Checked(config_error=config_error)
-    project = projects.for_file(path, config.cache_path()) if projects is not None else None
+    project = projects.for_file(path, config) if projects is not None else None
     module = module_name_for(path)[0] if os.path.isabs(path) else os.path.splitext(os.path.basename(path))[0]
     try:
         before = lint_source(text, path, config, module_name=module, inline_noqa=False, project=project)
