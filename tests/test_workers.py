@@ -34,6 +34,10 @@ def tree(tmp_path_factory):
 WAIT_S = 120  # the most any wait below may take; each ends as soon as its condition holds
 
 
+def _default_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def children(pid):
     found = []
     for entry in os.listdir("/proc"):
@@ -65,7 +69,10 @@ def test_killed_run_leaves_no_worker(tree, tmp_path, how, code, message):
     err = tmp_path / "stderr"  # not a pipe: workers left behind would hold it open
     with open(err, "w") as fh:
         argv = [sys.executable, "-m", "torchsync_lint", "--isolated", "--no-cache", "--jobs", "2", "."]
-        proc = subprocess.Popen(argv, cwd=tree, stdout=subprocess.DEVNULL, stderr=fh, start_new_session=True)
+        # SIGINT back to its default in the child: a suite started in the background (`pytest &` in
+        # a script, some CI runners) ignores it, the child would inherit that and never see Ctrl-C
+        proc = subprocess.Popen(argv, cwd=tree, stdout=subprocess.DEVNULL, stderr=fh, start_new_session=True,
+                                preexec_fn=_default_sigint)
     pool = []
     try:
         deadline = time.monotonic() + WAIT_S
