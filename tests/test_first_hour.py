@@ -278,3 +278,13 @@ def test_per_file_ignores_speak_the_exclude_dialect(tmp_path, pattern, path, hit
     assert (per_file_codes(config, str(tmp_path / path)) == ["TSL001"]) is hit
     # the same pattern as an exclude says the same
     assert bool(spec((pattern,)).match_file(path)) is hit
+
+
+def test_cache_dir_that_is_no_path_is_one_line(tmp_path):
+    """Found by the crash sweep: a null byte in cache-dir was a ValueError traceback."""
+    (tmp_path / "pyproject.toml").write_text('[tool.torchsync-lint]\ncache-dir = "a\\u0000b"\n')
+    (tmp_path / "m.py").write_text(SYNC)
+    proc = tsl(tmp_path, "m.py")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    [line] = proc.stderr.splitlines()
+    assert "cache-dir" in line and "is not a path" in line

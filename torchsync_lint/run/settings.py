@@ -218,7 +218,10 @@ def _outside_project(where: str, value: str, root: str) -> Optional[str]:
     to a folder inside the configuration's folder; else the message refusing it. ``--cache-dir``
     on the command line may point anywhere: that is the user's own choice."""
     real_root = os.path.realpath(root)
-    target = os.path.realpath(os.path.join(root, value))
+    try:
+        target = os.path.realpath(os.path.join(root, value))
+    except ValueError:  # a null byte: no path at all
+        raise ConfigError(f"{where}: {value!r} is not a path") from None
     if os.path.commonpath([real_root, target]) != real_root:
         return (f"{where}: {value!r} is outside the project ({root}); a repository's settings may only "
                 "keep the cache inside it (give --cache-dir on the command line to put it elsewhere)")
