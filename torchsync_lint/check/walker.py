@@ -53,6 +53,7 @@ class RuleWalker(cst.CSTVisitor):
             "SimpleStatementSuite": [freq.leave_block],
             "With": [ctx.leave_with],
             "If": [ctx.leave_if],
+            "Assert": [ctx.leave_assert],
             "For": [ctx.leave_loop],
             "While": [ctx.leave_loop],
         }

@@ -34,6 +34,7 @@ from torchsync_lint.inference.values import (
     UNKNOWN_VALUE,
     Value,
     join,
+    join_maybe,
     number,
     tensor,
 )
@@ -64,7 +65,7 @@ def _union(vals) -> Value:
         return out.with_(arraylike=len(tensors) < len(vals) or out.arraylike)
     out = vals[0]
     for v in vals[1:]:
-        out = join(out, v)
+        out = join_maybe(out, v)  # `Union[Tensor, float]`: maybe a tensor
     return out
 
 

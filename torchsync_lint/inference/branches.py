@@ -14,7 +14,7 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
-from torchsync_lint.inference.values import BATCH, SELF_ATTR, TENSOR, UNKNOWN, Value, join, tensor
+from torchsync_lint.inference.values import BATCH, SELF_ATTR, TENSOR, UNKNOWN, UNKNOWN_VALUE, Value, join, join_maybe, tensor
 
 _TENSOR_TYPES = frozenset(("torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"))
 
@@ -50,7 +50,7 @@ class _Frame:
         self.dead: Optional[str] = None  # "body" / "else": the part eager execution never runs
 
 
-def _join_states(states: List[Dict[str, Value]], before: Dict[str, Value]) -> Dict[str, Value]:
+def _join_states(states: List[Dict[str, Value]], before: Dict[str, Value], loop: bool = False) -> Dict[str, Value]:
     out: Dict[str, Value] = {}
     names = set()
     for s in states:
@@ -67,7 +67,7 @@ def _join_states(states: List[Dict[str, Value]], before: Dict[str, Value]) -> Di
             known = tensors
         v = known[0]
         for other in known[1:]:
-            v = join(v, other)
+            v = join_maybe(v, other) if loop else join(v, other)
         out[name] = v
     return out
 
@@ -85,6 +85,14 @@ class Branches:
             if narrowed:
                 otherwise = dict(values)
                 otherwise.update(narrowed)
+        if otherwise is None:
+            # `if isinstance(x, Tensor): ... else: torch.tensor(x)`: where the test is false, a
+            # maybe-a-tensor `x` is the Python value it holds on its other paths
+            for name, _v in narrow(test):
+                held = values.get(name)
+                if held is not None and held.kind == TENSOR and held.maybe:
+                    otherwise = otherwise if otherwise is not None else dict(values)
+                    otherwise[name] = UNKNOWN_VALUE
         frame = _Frame(node, dict(values), id(orelse) if orelse is not None else None, otherwise)
         if qualify is not None:
             if eager_false(test, qualify):
@@ -101,8 +109,8 @@ class Branches:
         if not self._frames or self._frames[-1].orelse_id != id(node):
             return False
         frame = self._frames[-1]
-        if frame.dead != "body":
-            frame.ends.append(dict(values))
+        if frame.dead != "body" and not _leaves(frame.node.body):
+            frame.ends.append(dict(values))  # (a body that raises or returns never reaches the join)
         values.clear()
         values.update(frame.otherwise)
         return True
@@ -111,7 +119,8 @@ class Branches:
         if not self._frames or self._frames[-1].node is not node:
             return
         frame = self._frames.pop()
-        ends = frame.ends + [dict(values)]
+        last = node.orelse.body if isinstance(node.orelse, cst.Else) else node.body if node.orelse is None else None
+        ends = frame.ends + ([] if last is not None and _leaves(last) else [dict(values)])
         if frame.orelse_id is None:
             if frame.dead == "body":
                 ends = [frame.otherwise]  # `if torch.jit.is_scripting(): ...` never runs eagerly
@@ -119,6 +128,8 @@ class Branches:
                 ends.append(frame.otherwise)  # no else: the body may not run
         elif frame.dead == "else":
             ends = frame.ends  # the else part is the one that never runs
+        if not ends:  # every path raises or returns: nothing after the if runs from here
+            ends = [frame.otherwise]
         joined = _join_states(ends, frame.before)
         values.clear()
         values.update(joined)
@@ -130,7 +141,7 @@ class Branches:
         if not self._frames or self._frames[-1].node is not node:
             return
         frame = self._frames.pop()
-        joined = _join_states([dict(values), frame.before], frame.before)
+        joined = _join_states([dict(values), frame.before], frame.before, loop=True)
         values.clear()
         values.update(joined)
 
@@ -152,7 +163,28 @@ def isinstance_tensor(test: cst.BaseExpression, qualify, current) -> List[tuple]
     name = test.args[0].value.value
     v = current(name)
     if v is not None and v.kind == TENSOR:
-        return [(name, v.with_(assumed=False))]
+        return [(name, v.with_(assumed=False, maybe=False))]
     if v is not None and v.kind == BATCH:
         return [(name, v)]  # a host tensor from a DataLoader stays one
     return [(name, tensor())] if len(names) == 1 or v is None or v.kind == UNKNOWN else []
+
+
+def narrowed_by(test: cst.BaseExpression, qualify, current) -> List[tuple]:
+    """What a true ``test`` makes tensors: ``isinstance`` checks, joined by ``and``."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return narrowed_by(test.left, qualify, current) + narrowed_by(test.right, qualify, current)
+    return isinstance_tensor(test, qualify, current)
+
+
+def _leaves(block: cst.BaseSuite) -> bool:
+    """The block ends in ``raise`` or ``return``: its path does not reach the code after the if
+    (``if not isinstance(x, Tensor): raise TypeError(...)`` leaves ``x`` a tensor after it)."""
+    body = getattr(block, "body", ())
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return bool(last.body) and isinstance(last.body[-1], (cst.Raise, cst.Return))
+    if isinstance(last, (cst.SimpleStatementSuite,)):
+        return False
+    return isinstance(block, cst.SimpleStatementSuite) and isinstance(last, (cst.Raise, cst.Return))

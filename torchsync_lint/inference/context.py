@@ -14,9 +14,13 @@ import libcst as cst
 from torchsync_lint.inference.evaluate import Evaluator
 from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.index import COLD_METHODS, FileIndex, FunctionInfo, names_function
-from torchsync_lint.inference.branches import Branches, isinstance_tensor
+from torchsync_lint.inference.branches import Branches, narrowed_by
 from torchsync_lint.inference.frequency import EVERY_STEP, FrequencyTracker, caches_result, training_loops
 from torchsync_lint.inference.values import NUMBER, TENSOR, UNKNOWN, Value
+
+
+# appended to the message of a finding on a value that is a tensor on some paths only
+MAYBE_SUFFIX = " [maybe a tensor: a Python value on another path]"
 
 
 class RawFinding:
@@ -113,8 +117,36 @@ class FileContext:
         cold = func is None and not self.in_hot_loop
         if func is not None:
             cold = func.name in COLD_METHODS or names_function(func.key, func.name, self.cold_functions)
+        if self._maybe_tensor(node):
+            message += MAYBE_SUFFIX
         self.findings.append(RawFinding(rule, node, message, func.key if func else None, self.in_hot_loop, cold, fix,
                                         self.frequency.of(node)))
+
+    def _maybe_tensor(self, node: cst.CSTNode) -> bool:
+        """The reported expression (or the receiver or an argument of a reported call) is a
+        tensor on some paths only: the finding is reported at a lower confidence."""
+        stack, seen = [node], 0
+        while stack and seen < 64:
+            e = stack.pop()
+            seen += 1
+            if isinstance(e, (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.BooleanOperation)):
+                v = self.value(e)
+                if v.kind == TENSOR and v.maybe:
+                    return True
+            if isinstance(e, cst.Call):
+                if isinstance(e.func, cst.Attribute):
+                    stack.append(e.func.value)
+                stack.extend(a.value for a in e.args)
+            elif isinstance(e, cst.Comparison):
+                stack.append(e.left)
+                stack.extend(c.comparator for c in e.comparisons)
+            elif isinstance(e, cst.BinaryOperation):
+                stack.extend((e.left, e.right))
+            elif isinstance(e, cst.UnaryOperation):
+                stack.append(e.expression)
+            elif isinstance(e, (cst.Attribute, cst.Subscript)):
+                stack.append(e.value)
+        return False
 
     # -- bookkeeping called by the engine's walker -------------------------------------------
     def enter_function(self, node: cst.FunctionDef) -> None:
@@ -144,7 +176,16 @@ class FileContext:
         self.branches.enter_if(node, self.scope.values, self._narrow, self.aliases.qualify)
 
     def _narrow(self, test: cst.BaseExpression):
-        return isinstance_tensor(test, self.aliases.qualify, self.scope.lookup)
+        # `isinstance(x, Tensor) and x.device != d`: the body sees both parts true
+        return narrowed_by(test, self.aliases.qualify, self.scope.lookup)
+
+    def leave_assert(self, node: cst.Assert) -> None:
+        """``assert isinstance(x, torch.Tensor)``: the rest of the block sees a tensor, as in an if."""
+        narrowed = self._narrow(node.test)
+        if narrowed:
+            self._values.clear()
+            for name, v in narrowed:
+                self.scope.values[name] = v
 
     def enter_orelse(self, node: cst.CSTNode) -> None:
         if self.branches.switch(node, self.scope.values):

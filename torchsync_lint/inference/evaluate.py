@@ -7,7 +7,10 @@ assignments, then enclosing functions, then module globals. Results of same-file
 
 The evaluator is put together from mixins, each in its own module: ``summaries`` (parameters,
 returns, ``self`` attributes), ``annotations`` (what an annotation says), ``torch_calls`` (torch's
-API); this module keeps the scopes, references to other files and the expressions.
+API), ``calls`` (calls into this project and other files: methods, ``self.<attr>(...)``,
+``super()``, devices named by arguments), ``expressions`` (attributes, subscripts, containers,
+operators); this module keeps the scopes, bindings, references to other files and the dispatch
+of ``infer``.
 """
 
 from __future__ import annotations
@@ -17,24 +20,20 @@ from typing import Dict, List, Optional, Set
 import libcst as cst
 
 from torchsync_lint.inference import torch_api as api
-from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference.annotations import Annotations
-from torchsync_lint.inference.index import ClassInfo, FileIndex, FunctionInfo, any_base
+from torchsync_lint.inference.branches import narrowed_by
+from torchsync_lint.inference.calls import Calls
+from torchsync_lint.inference.expressions import Expressions
+from torchsync_lint.inference.index import FileIndex, FunctionInfo
 from torchsync_lint.inference.scope import Scope
-from torchsync_lint.inference.signatures import refine_annotation, vague_tensors
+from torchsync_lint.inference.signatures import vague_tensors
 from torchsync_lint.inference.summaries import Summaries
 from torchsync_lint.inference.values import (
     BATCH,
     CPU,
     CUDA,
-    DEVICE,
     DICT,
-    DTYPE,
-    EVENT,
-    FUNC,
     LIST,
-    MODULE,
-    NDARRAY,
     NONE,
     NUMBER,
     OBJECT,
@@ -43,7 +42,6 @@ from torchsync_lint.inference.values import (
     SELF_ATTR,
     SIZE,
     STR,
-    STREAM,
     TENSOR,
     TENSOR_SEQ,
     TUPLE,
@@ -51,6 +49,7 @@ from torchsync_lint.inference.values import (
     UNKNOWN_VALUE,
     Value,
     join,
+    join_members,
     number,
     tensor,
 )
@@ -68,7 +67,7 @@ from torchsync_lint.inference.torch_calls import (  # noqa: F401 (re-exported)
 )
 
 
-class Evaluator(TorchCalls, Annotations, Summaries):
+class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
     def __init__(self, index: FileIndex, hot_functions: Set[str] = frozenset(), project=None,
                  assume_params: Optional[str] = None) -> None:
         self.index = index
@@ -142,73 +141,6 @@ class Evaluator(TorchCalls, Annotations, Summaries):
         self.refs.add(ref)
         return Value(UNKNOWN, ref=ref)
 
-    def _instance(self, cls: ClassInfo) -> Value:
-        """``Cls(...)`` of a class of this file (its bases may live elsewhere)."""
-        if self.project is not None and self.recorded is not None:
-            # a growing project does not hold this file yet: ask it about the foreign bases only
-            v = Value(MODULE if cls.is_module or self._module_by_bases(cls) else OBJECT, cls=cls.key)
-            self.recorded[("call", cls.key)] = v
-            return v
-        if self.project is not None:
-            return self.project.instance(cls.key)
-        if cls.is_module:
-            return Value(MODULE, cls=cls.key)
-        if all(self.index.classes.get(b.split(".")[-1]) is not None or b.split(".")[0] in ("builtins", "object")
-               for b in cls.bases):
-            return Value(OBJECT, cls=cls.key)  # every base is known here: no nn.Module among them
-        return self._ref(("call", cls.key))
-
-    def _module_by_bases(self, cls: ClassInfo) -> bool:
-        """Some base, here or (through the project) in another file, is an ``nn.Module``."""
-        return any_base(cls, self.index, self.project, lambda local: local.is_module,
-                        lambda key: self.project.is_module(key))
-
-    def _local_class(self, key: Optional[str]) -> Optional[ClassInfo]:
-        if key is None:
-            return None
-        cls = self.index.classes.get(key.split(".")[-1])
-        return cls if cls is not None and cls.key == key else None
-
-    def _foreign_bases(self, cls: ClassInfo) -> list:
-        return [b for b in cls.bases if self.index.classes.get(b.split(".")[-1]) is None
-                and b.split(".")[0] not in EXTERNAL_ROOTS and b != "object"]
-
-    def _call_flag(self, call: Optional[cst.Call], scope: Optional[Scope]) -> tuple:
-        """How a call's arguments look to the callee's summary: ("t",) some tensor anywhere, ("cpu",)
-        only host tensors, ("ta",) tensors by convention only, () none."""
-        if call is None or scope is None:
-            return ()
-        tensors = [v for v in (self.infer(a.value, scope) for a in call.args) if v.kind == TENSOR]
-        if not tensors:
-            return ()
-        if all(v.device == CPU for v in tensors):
-            return ("cpu",)
-        return ("ta",) if all(v.assumed for v in tensors) else ("t",)
-
-    def _method_result(self, recv: Value, name: str, call: Optional[cst.Call] = None,
-                       scope: Optional[Scope] = None) -> Value:
-        """``obj.name(...)`` for an instance of a known class."""
-        if recv.kind == MODULE and name in MODULE_SELF_METHODS:
-            return recv
-        if recv.kind == MODULE and name == "state_dict":
-            return Value(DICT, item=tensor())  # its parameters and buffers, where the module is
-        local = self._local_class(recv.cls)
-        if local is not None:
-            m = self.method(local, name)
-            if m is not None:
-                return self.returns_at(m, call, scope)
-            if name == "__call__" and recv.kind == MODULE:
-                m = self.method(local, "forward")
-                if m is not None:
-                    return self.returns_at(m, call, scope)
-            if not self._foreign_bases(local):
-                return tensor() if recv.kind == MODULE and name in ("forward", "__call__") else UNKNOWN_VALUE
-        if recv.cls == "torch.nn.Module":
-            return UNKNOWN_VALUE  # `model: nn.Module`: any module, which may return a tuple or a dict
-        if recv.cls is None or recv.cls.startswith("torch."):  # a torch.nn layer: its output is a tensor
-            return tensor() if recv.kind == MODULE and name in ("forward", "__call__") else UNKNOWN_VALUE
-        return self._ref(("method", recv.cls, name) + self._call_flag(call, scope))
-
     # -- scopes ------------------------------------------------------------------------------
     def module_scope(self) -> Scope:
         if self._module_scope is None:
@@ -247,6 +179,9 @@ class Evaluator(TorchCalls, Annotations, Summaries):
             self.bind(binding[1], self.iter_element(binding[2], scope), scope)
         elif kind == "with":
             self.bind(binding[1], UNKNOWN_VALUE, scope)
+        elif kind == "assert":
+            for name, v in narrowed_by(binding[2], self.aliases.qualify, scope.lookup):
+                scope.values[name] = v
 
     def annotated(self, ann: cst.BaseExpression, value: Optional[cst.BaseExpression], scope: Scope) -> Value:
         """``name: ann = value``: the annotation, unless the value says more (``m: Tensor = x > 0`` is bool)."""
@@ -309,6 +244,10 @@ class Evaluator(TorchCalls, Annotations, Summaries):
         v = self.infer(it, scope)
         if v.kind == OBJECT and v.cls == "torch.utils.data.DataLoader":
             return Value(BATCH, pinned=v.pinned, assumed=v.assumed)
+        if v.kind == UNKNOWN and v.ref is None and id(it) in self.index.batch_iters:
+            # an iterable of unknown type whose items a training loop moves to a device (whether
+            # it pins them is not known)
+            return Value(BATCH, assumed=True)
         if v.kind == BATCH:
             return v
         if v.kind == RANGE:
@@ -322,7 +261,7 @@ class Evaluator(TorchCalls, Annotations, Summaries):
         if v.kind in (LIST, TUPLE) and v.elts:
             out = v.elts[0]
             for e in v.elts[1:]:
-                out = join(out, e)
+                out = join_members(out, e)
             return out
         return UNKNOWN_VALUE
 
@@ -339,6 +278,9 @@ class Evaluator(TorchCalls, Annotations, Summaries):
                 if (v.kind == LIST and not v.elts and scope.func is not None
                         and (v.item is None or vague_tensors(v.item))):  # `boxes: list[Tensor] = []`
                     return self._appended(name, v, scope)
+                if ((v.kind == DICT and v.item is None or v.kind == UNKNOWN and v.ref is None)
+                        and scope.func is not None and name in scope.func.keyed):
+                    return self._keyed(name, v, scope)  # `out = {}; out["loss"] = loss`
                 return v
             q = self.aliases.map.get(name)
             if q is not None and q.split(".")[0] not in EXTERNAL_ROOTS and "." in q:
@@ -389,424 +331,14 @@ class Evaluator(TorchCalls, Annotations, Summaries):
             a, b = self.infer(e.left, scope), self.infer(e.right, scope)
             if a.kind == b.kind and a.kind in (TENSOR, NUMBER):
                 return join(a, b)
+            kinds = {a.kind, b.kind}
+            if TENSOR in kinds and kinds <= {TENSOR, NUMBER, NONE}:
+                # `hit or (e > lim)` with `hit = False` first: the flag or the mask, maybe a tensor
+                t = a if a.kind == TENSOR else b
+                return t.with_(maybe=True) if NUMBER in kinds or isinstance(e.operator, cst.And) else t
             return UNKNOWN_VALUE
         if isinstance(e, cst.IfExp):
             return join(self.infer(e.body, scope), self.infer(e.orelse, scope))
         if isinstance(e, cst.NamedExpr):
             return self.infer(e.value, scope)
         return UNKNOWN_VALUE
-
-    def _appended(self, name: str, v: Value, scope: Scope) -> Value:
-        """``feats = []`` ... ``feats.append(f.cpu())``: a list holds what the function appends to
-        it (``torch.cat(feats)`` is then on the host)."""
-        exprs = scope.func.appends.get(name)
-        key = ("appended", id(scope.func), name)
-        if not exprs or key in self._busy:
-            return v
-        self._busy.add(key)
-        try:
-            item = None
-            for e in exprs:
-                got = self.infer(e, scope)
-                item = got if item is None else join(item, got)
-        finally:
-            self._busy.discard(key)
-        if item is None or item.kind == UNKNOWN:
-            return v
-        return v.with_(item=item if v.item is None else refine_annotation(v.item, item))
-
-    def _comprehension(self, e, scope: Scope) -> Value:
-        """``[torch.linspace(-1, 1, s) for s in size]``: a list whose members are the element's value."""
-        inner = Scope(scope.func, scope, {})
-        comp = e.for_in
-        while comp is not None:
-            self.bind(comp.target, self.iter_element(comp.iter, inner), inner)
-            comp = comp.inner_for_in
-        v = self.infer(e.elt, inner)
-        return Value(LIST, item=v if v.kind != UNKNOWN else None)
-
-    def _dict_literal(self, e: cst.Dict, scope: Scope) -> Value:
-        """``{"a": (torch.linspace(0, 1, 5), True), ...}``: a dict whose values share one value."""
-        item: Optional[Value] = None
-        for el in e.elements:
-            if not isinstance(el, cst.DictElement):
-                return Value(DICT)  # **splat
-            v = self.infer(el.value, scope)
-            item = v if item is None else join(item, v)
-            if item.kind == UNKNOWN:
-                return Value(DICT)
-        return Value(DICT, item=item)
-
-    def _attribute(self, e: cst.Attribute, scope: Scope) -> Value:
-        attr = e.attr.value
-        q = self.aliases.qualify(e)
-        if q is not None:
-            if q.startswith("torch.") and attr in DTYPE_NAMES:
-                return Value(DTYPE)
-            if q in facts.float_constants() or q in api.HOST_FLOAT_CONSTANTS:
-                return number("float")
-            return _function_reference(q)
-        base = self.infer(e.value, scope)
-        if base.kind == SELF:
-            local = scope.lookup(SELF_ATTR + attr)
-            return local if local is not None else self.self_attr(scope.cls, attr)
-        if base.kind == BATCH:
-            if attr in SHAPE_ATTRS or attr in api.ATTR_NUMBER or attr in ("dtype", "device"):
-                # a part's `.shape`, `.ndim`, `.dtype`, `.device`: Python-side values, as a tensor's
-                return self._attribute_of(tensor(base.device), attr)
-            return base  # batch.images (a dataclass or named tuple of host tensors)
-        return self._attribute_of(base, attr)
-
-    @staticmethod
-    def _attribute_of(base: Value, attr: str) -> Value:
-        if attr in SHAPE_ATTRS and base.kind not in (NDARRAY,):
-            return Value(SIZE)  # `.shape`, a distribution's `batch_shape`: Python ints, whatever holds them
-        if base.kind == TENSOR:
-            if attr == "shape":
-                return Value(SIZE)
-            if attr == "device":
-                return Value(DEVICE, device=base.device)
-            if attr == "dtype":
-                return Value(DTYPE)
-            if attr in api.ATTR_NUMBER:
-                return number()
-            if attr in api.ATTR_TENSOR:
-                return tensor(base.device, base.dtype if attr != "grad" else None)
-        return UNKNOWN_VALUE
-
-    def _subscript(self, e: cst.Subscript, scope: Scope) -> Value:
-        base = self.infer(e.value, scope)
-        if base.kind == BATCH:
-            return base  # batch["image"], batch[0]
-        if base.kind == TENSOR:
-            if any(isinstance(el.slice, cst.Index) and isinstance(el.slice.value, cst.SimpleString) for el in e.slice):
-                return UNKNOWN_VALUE  # `obj["key"]`: no tensor takes a str index, so `obj` was mis-typed
-            ndim = self._indexed_ndim(base.ndim, e, scope)
-            return tensor(base.device, base.dtype).with_(assumed=base.assumed, ndim=ndim, zero_dim=ndim == 0)
-        if base.kind == TENSOR_SEQ:
-            if len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Slice):
-                return base
-            return tensor(base.device, base.dtype).with_(ndim=base.ndim, zero_dim=base.ndim == 0)
-        if base.kind == SIZE:
-            if len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Slice):
-                return Value(SIZE)
-            return INT
-        if base.kind in (TUPLE, LIST, DICT) and base.item is not None and not base.elts and len(e.slice) == 1:
-            if isinstance(e.slice[0].slice, cst.Slice):
-                return base if base.kind != DICT else UNKNOWN_VALUE
-            return base.item
-        if base.kind in (TUPLE, LIST) and base.elts and len(e.slice) == 1:
-            idx = e.slice[0].slice
-            if isinstance(idx, cst.Index):
-                i = _int_literal(idx.value)
-                if i is not None and -len(base.elts) <= i < len(base.elts):
-                    return base.elts[i]
-        if base.kind == UNKNOWN and len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Index):
-            # only a tensor takes a device boolean mask (a list cannot, numpy cannot read a GPU one)
-            mask = self.infer(e.slice[0].slice.value, scope)
-            if mask.kind == TENSOR and mask.dtype == "bool" and mask.device != CPU and not mask.assumed:
-                return tensor(mask.device)
-        return UNKNOWN_VALUE
-
-    def _indexed_ndim(self, ndim: Optional[int], e: cst.Subscript, scope: Scope) -> Optional[int]:
-        """Dimensions left after ``x[0, :, None]``: Python integers take one each, slices none,
-        ``None`` adds one; an ellipsis or a tensor index leaves it unknown."""
-        if ndim is None:
-            return None
-        for el in e.slice:
-            s = el.slice
-            if isinstance(s, cst.Slice):
-                continue
-            if isinstance(s.value, cst.Name) and s.value.value == "None":
-                ndim += 1
-                continue
-            if isinstance(s.value, cst.Ellipsis):
-                return None
-            v = self.infer(s.value, scope)
-            if v.kind != NUMBER or v.dtype not in ("int", None):
-                return None
-            ndim -= 1
-        return ndim if ndim >= 0 else None
-
-    def _binary(self, e: cst.BinaryOperation, scope: Scope) -> Value:
-        a, b = _device_batch_member(self.infer(e.left, scope)), _device_batch_member(self.infer(e.right, scope))
-        if TENSOR in (a.kind, b.kind):
-            other = b if a.kind == TENSOR else a
-            if other.kind not in (TENSOR, NUMBER, SIZE, NDARRAY, LIST, UNKNOWN):
-                return UNKNOWN_VALUE
-            devices = {v.device for v in (a, b) if v.kind == TENSOR}
-            device = CUDA if CUDA in devices else (CPU if devices == {CPU} else None)
-            if isinstance(e.operator, (cst.Divide,)):
-                dtype = "float"
-            elif isinstance(e.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)) and {a.dtype, b.dtype} <= {"bool"}:
-                dtype = "bool"
-            elif a.kind == b.kind == TENSOR:
-                dtype = a.dtype if a.dtype == b.dtype else None
-            else:
-                t = a if a.kind == TENSOR else b
-                dtype = t.dtype if t.dtype != "bool" else None
-            # `n // 2` of an assumed input is as much a guess as `n`
-            out = tensor(device, dtype).with_(assumed=all(v.assumed for v in (a, b) if v.kind == TENSOR))
-            dims = [v.ndim if v.kind == TENSOR else 0 if v.kind == NUMBER else None for v in (a, b)]
-            if None not in dims:  # broadcasting: the larger rank
-                out = out.with_(ndim=max(dims), zero_dim=max(dims) == 0)
-            return out
-        if a.kind == NUMBER and b.kind == NUMBER:
-            return number()
-        if a.kind == SIZE and b.kind in (SIZE, TUPLE) and isinstance(e.operator, cst.Add):
-            return Value(SIZE)
-        if a.kind == STR or (a.kind == b.kind and a.kind in (LIST, TUPLE)):
-            return Value(a.kind)
-        if isinstance(e.operator, cst.Multiply) and {a.kind, b.kind} & {LIST, TUPLE} and NUMBER in (a.kind, b.kind):
-            seq = a if a.kind in (LIST, TUPLE) else b  # `[i] * n`: a list of what it repeats
-            item = seq.item
-            for x in seq.elts:
-                item = x if item is None else join(item, x)
-            return Value(seq.kind, item=item if item is not None and item.kind != UNKNOWN else None)
-        if {a.kind, b.kind} <= {NUMBER, SIZE} and isinstance(e.operator, (cst.Multiply,)):
-            return Value(SIZE) if SIZE in (a.kind, b.kind) else number()
-        if a.kind == NDARRAY or b.kind == NDARRAY:
-            return Value(NDARRAY)
-        return UNKNOWN_VALUE
-
-    def _comparison(self, e: cst.Comparison, scope: Scope) -> Value:
-        if all(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in e.comparisons):
-            return BOOL
-        vals = [self.infer(e.left, scope)] + [self.infer(c.comparator, scope) for c in e.comparisons]
-        vals = [_device_batch_member(v) for v in vals]
-        tensors = [v for v in vals if v.kind == TENSOR]
-        if tensors:
-            devices = {v.device for v in tensors}
-            device = CUDA if CUDA in devices else (CPU if devices == {CPU} else None)
-            return tensor(device, "bool").with_(assumed=all(v.assumed for v in tensors))
-        if any(v.kind in (UNKNOWN, TENSOR_SEQ, MODULE, SELF) for v in vals):
-            return UNKNOWN_VALUE
-        if any(v.kind == NDARRAY for v in vals):
-            return Value(NDARRAY)
-        return BOOL
-
-    # -- calls -------------------------------------------------------------------------------
-    def device_arg(self, call: cst.Call, scope: Scope) -> Optional[str]:
-        """The device a factory call names: "cpu", "cuda", None (none given) or "?" (a variable)."""
-        for a in call.args:
-            if a.keyword is not None and a.keyword.value == "device":
-                return self.device_of(a.value, scope)
-        return None
-
-    def device_of(self, e: cst.BaseExpression, scope: Scope) -> str:
-        if isinstance(e, cst.SimpleString):
-            text = str(e.evaluated_value)
-            return CPU if text.startswith("cpu") else CUDA if text.startswith("cuda") else "?"
-        if isinstance(e, cst.Call) and self.aliases.qualify(e.func) == "torch.device" and e.args:
-            return self.device_of(e.args[0].value, scope)
-        if isinstance(e, cst.Attribute) and e.attr.value == "device":
-            base = self.infer(e.value, scope)
-            if base.kind == TENSOR:
-                return base.device or "?"
-        if isinstance(e, (cst.Name, cst.Attribute)):
-            v = self.infer(e, scope)  # a variable holding "cpu" or torch.device("cuda")
-            if v.kind in (STR, DEVICE) and v.device in (CPU, CUDA):
-                return v.device
-        return "?"
-
-    def dtype_arg(self, call: cst.Call) -> Optional[str]:
-        for a in call.args:
-            if a.keyword is not None and a.keyword.value == "dtype":
-                name = (self.aliases.qualify(a.value) or "").split(".")[-1]
-                return DTYPE_NAMES.get(name)
-        return None
-
-    def _first_tensor_device(self, call: cst.Call, scope: Scope) -> Optional[str]:
-        devices = set()
-        numbers_only = any(a.keyword is None for a in call.args)
-        for a in call.args:
-            if a.keyword is None:
-                v = self.infer(a.value, scope)
-                numbers_only = numbers_only and v.kind == NUMBER
-                if v.kind in (TENSOR, TENSOR_SEQ):
-                    devices.add(v.device)
-                elif v.kind in (LIST, TUPLE):
-                    devices.update(x.device for x in v.elts if x.kind == TENSOR)
-                    if v.item is not None and v.item.kind == TENSOR:
-                        devices.add(v.item.device)
-        if CUDA in devices:
-            return CUDA
-        if numbers_only and self.device_arg(call, scope) is None:
-            return CPU  # `torch.div(n, 2)` of Python numbers wraps them in CPU tensors
-        return CPU if devices == {CPU} else None
-
-    def _call(self, call: cst.Call, scope: Scope) -> Value:
-        func = call.func
-        q = self.aliases.qualify(func)
-        if q is None and isinstance(func, cst.Name):
-            ref = scope.lookup(func.value)  # `window_fn(n)` with `window_fn=torch.hamming_window`
-            q = ref.cls if ref is not None and ref.kind == FUNC else None
-        if q is not None:
-            v = self._qualified_call(q, call, scope)
-            if v is not None:
-                return v
-        if isinstance(func, cst.Attribute):
-            recv = self.infer(func.value, scope)
-            name = func.attr.value
-            if recv.kind == TENSOR:
-                return self.tensor_method(name, recv, call, scope)
-            if recv.kind == SELF:
-                m = self.method(scope.cls, name)
-                if m is not None:
-                    return self.returns_at(m, call, scope)
-                attr = self.self_attr(scope.cls, name)
-                if (attr.kind == MODULE and self._local_class(attr.cls) is None and attr.cls is not None
-                        and not attr.cls.startswith("torch.")):
-                    return self._method_result(attr, "__call__", call, scope)  # a module class of another file
-                if attr.kind == MODULE and attr.cls == "torch.nn.Module":
-                    return UNKNOWN_VALUE  # annotated `nn.Module` only: any module, any output
-                if attr.kind == MODULE:
-                    return self._submodule_call(scope.cls, name)
-                if attr.kind == OBJECT:
-                    return self._method_result(attr, "__call__", call, scope)
-                if attr.kind == FUNC and attr.cls is not None:
-                    return self._qualified_call(attr.cls, call, scope) or UNKNOWN_VALUE
-                if attr.kind == UNKNOWN and scope.cls is not None and name not in scope.cls.attrs:
-                    for base in self._foreign_bases(scope.cls):
-                        # a method inherited from another file
-                        got = self._ref(("method", base, name) + self._call_flag(call, scope))
-                        if got.kind != UNKNOWN or got.ref is not None:
-                            return got
-                return UNKNOWN_VALUE
-            if recv.kind in (MODULE, OBJECT):
-                return self._method_result(recv, name, call, scope)
-            if (isinstance(func.value, cst.Call) and self.aliases.qualify(func.value.func) == "builtins.super"
-                    and scope.cls is not None):
-                return self._super_call(scope.cls, name, call, scope)
-            if recv.kind == STREAM and name == "record_event":
-                return Value(EVENT)
-            if recv.kind == SIZE:
-                return INT if name in ("numel", "index", "count") else UNKNOWN_VALUE
-            if recv.kind == NDARRAY:
-                if name == "tolist":
-                    return Value(LIST)
-                if name == "item":
-                    return number()
-                return Value(NDARRAY)
-            if recv.kind in (LIST, TUPLE) and name in ("index", "count"):
-                return INT
-            if recv.kind == DICT:
-                return self._dict_method(recv, name)
-            if recv.kind == BATCH:
-                return self._batch_method(recv, name, call, scope)
-            if recv.kind == UNKNOWN and name in facts.tensor_only_methods():
-                return self.tensor_method(name, tensor(), call, scope)  # only a tensor has this method
-            if recv.kind == UNKNOWN and name == "cpu" and not call.args:
-                return tensor(CPU)  # whatever it was, its copy is on the host (what it holds is not known)
-            return UNKNOWN_VALUE
-        if isinstance(func, cst.Name):
-            local = scope.lookup(func.value)
-            if local is not None:
-                if local.kind == SELF and scope.cls is not None and scope.cls.is_module:
-                    return tensor()  # self(x) in an nn.Module runs forward
-                if local.kind in (MODULE, OBJECT):
-                    return self._method_result(local, "__call__", call, scope)
-                return UNKNOWN_VALUE
-            f = self._local_function(func.value, scope)
-            if f is not None:
-                return self.returns_at(f, call, scope)
-            cls = self.index.classes.get(func.value)
-            if cls is not None:
-                return self._instance(cls)
-        return UNKNOWN_VALUE
-
-    def _batch_method(self, recv: Value, name: str, call: cst.Call, scope: Scope) -> Value:
-        """Methods of a batch from a DataLoader: moves to the device give device tensors; a dict
-        batch's values stay batches."""
-        on_device = recv.device == CUDA  # already moved (a Lightning step's batch)
-        if name in ("to", "cuda"):
-            if on_device:
-                return recv
-            moved = self.tensor_method(name, tensor(CPU), call, scope)
-            return moved if moved.device != CPU else recv
-        if name in ("get", "pop", "__getitem__", "values", "float", "long", "half", "contiguous"):
-            return recv
-        if name == "items":
-            return Value(LIST, item=Value(TUPLE, elts=(UNKNOWN_VALUE, recv)))
-        if name == "pin_memory":
-            return recv.with_(pinned=True)
-        if on_device and facts.method(name):
-            # any other Tensor method: default_collate made every number and array a tensor
-            return self.tensor_method(name, tensor(CUDA), call, scope)
-        return UNKNOWN_VALUE
-
-    @staticmethod
-    def _dict_method(recv: Value, name: str) -> Value:
-        if recv.item is None:
-            return UNKNOWN_VALUE
-        if name in ("get", "pop", "setdefault", "__getitem__"):
-            return recv.item
-        if name == "values":
-            return Value(LIST, item=recv.item)
-        if name == "items":
-            return Value(LIST, item=Value(TUPLE, elts=(UNKNOWN_VALUE, recv.item)))
-        return UNKNOWN_VALUE
-
-    def _super_call(self, cls: ClassInfo, name: str, call: cst.Call, scope: Scope) -> Value:
-        """``super().name(...)``: the first base class that defines it, here or in another file."""
-        for base in cls.bases:
-            local = self.index.classes.get(base.split(".")[-1])
-            if local is not None and local is not cls:
-                m = self.method(local, name)
-                if m is not None:
-                    return self.returns(m)
-            elif local is None and base.split(".")[0] not in EXTERNAL_ROOTS:
-                got = self._ref(("method", base, name) + self._call_flag(call, scope))
-                if got.kind != UNKNOWN or got.ref is not None:
-                    return got
-            elif base.startswith("torch.nn.") and name in ("forward", "__call__"):
-                return tensor()
-        return UNKNOWN_VALUE
-
-    def _submodule_call(self, cls: Optional[ClassInfo], name: str) -> Value:
-        """``self.<name>(...)``: what the forward of the module class assigned there returns, when
-        that class is in this file (``return x, n, w`` unpacks to a tensor and two ints); else a tensor."""
-        out: Optional[Value] = None
-        for _, expr in (cls.attrs.get(name, []) if cls is not None else []):
-            sub = self.index.classes.get(expr.func.value) if (
-                isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name)) else None
-            forward = self.method(sub, "forward") if sub is not None and sub.is_module else None
-            if forward is None:
-                return tensor()
-            got = self.returns(forward)
-            out = got if out is None else join(out, got)
-        return out if out is not None and out.kind != UNKNOWN else tensor()
-
-    def _local_function(self, name: str, scope: Scope) -> Optional[FunctionInfo]:
-        s: Optional[Scope] = scope
-        while s is not None:
-            if s.func is not None:
-                f = self.index.functions.get(f"{s.func.key}.<locals>.{name}")
-                if f is not None:
-                    return f
-            s = s.parent
-        return self.index.module_functions.get(name)
-
-
-def _int_literal(e: cst.BaseExpression) -> Optional[int]:
-    if isinstance(e, cst.Integer):
-        return int(e.evaluated_value)
-    if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Minus) and isinstance(e.expression, cst.Integer):
-        return -int(e.expression.evaluated_value)
-    return None
-
-
-def _function_reference(q: str) -> Value:
-    """``torch.hamming_window`` named, not called: a value that calls it (functions only: a class
-    or module name stays unknown)."""
-    if q.startswith("torch.") and q.split(".")[-1][:1].islower():
-        f = facts.function(q)
-        if (f is not None and f.kind == "function") or q in api.FACTORIES:
-            return Value(FUNC, cls=q)
-    return UNKNOWN_VALUE
-
-
-def _device_batch_member(v: Value) -> Value:
-    """Arithmetic and comparisons on a part of a batch already on the device are on a GPU tensor
-    (default_collate made its numbers tensors)."""
-    return tensor(CUDA) if v.kind == BATCH and v.device == CUDA else v

@@ -54,6 +54,9 @@ class ClassInfo:
     attrs: Dict[str, List[Tuple["FunctionInfo", cst.BaseExpression]]] = field(default_factory=dict)
     buffers: Set[str] = field(default_factory=set)  # register_buffer / register_parameter names
     is_module: bool = False
+    # name = <expr> in the class body: what ``self.name`` reads until a method assigns it
+    class_attrs: Dict[str, cst.BaseExpression] = field(default_factory=dict)
+    class_fields: Dict[str, cst.BaseExpression] = field(default_factory=dict)  # name: annotation
     # id() of assigned values that a later assignment in the same method always overwrites
     # (same block or an enclosing one): other methods never see them
     overwritten: Set[int] = field(default_factory=set)
@@ -83,6 +86,8 @@ class FunctionInfo:
     call_loops: List[tuple] = field(default_factory=list)
     # name.append(v) / name.insert(i, v) on a local name: what a list built empty comes to hold
     appends: Dict[str, List[cst.BaseExpression]] = field(default_factory=dict)
+    # name["key"] = v on a local name (a str key: a dict, never a tensor): what its values hold
+    keyed: Dict[str, List[cst.BaseExpression]] = field(default_factory=dict)
 
     @property
     def is_method(self) -> bool:
@@ -142,6 +147,12 @@ class FileIndex(cst.CSTVisitor):
         self.augmented: Dict[int, cst.BinaryOperation] = {}  # id(AugAssign) -> its ``x + v``
         self._blocks: List[int] = []  # open statement blocks, innermost last
         self._attr_blocks: Dict[tuple, List[tuple]] = {}  # (method, attr) -> [(blocks, value)]
+        # id() of the iterables of training-step loops whose body copies what they yield to a
+        # device (`for x, y in loader: x = x.to(device) ... loss.backward()`): whatever their
+        # type, they yield host batches
+        self.batch_iters: Set[int] = set()
+        self._moved_loops: Set[int] = set()
+        self._for_targets: List[tuple] = []  # open for loops of this function: (node, names bound)
 
     # -- keys --------------------------------------------------------------------------------
     def release(self) -> None:
@@ -214,15 +225,15 @@ class FileIndex(cst.CSTVisitor):
         self._func_stack.append(info)
         self._scopes.append(info)
         # loops do not cross function boundaries
-        self._saved_loops.append((self._loop_stack, self._loop_calls))
-        self._loop_stack, self._loop_calls = [], []
+        self._saved_loops.append((self._loop_stack, self._loop_calls, self._for_targets))
+        self._loop_stack, self._loop_calls, self._for_targets = [], [], []
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         info = self._func_stack.pop()
         if not info.hot_loops:
             info.call_loops = []  # only a function with a training loop needs them
         self._scopes.pop()
-        self._loop_stack, self._loop_calls = self._saved_loops.pop()
+        self._loop_stack, self._loop_calls, self._for_targets = self._saved_loops.pop()
 
     # -- bindings ----------------------------------------------------------------------------
     def _bindings(self) -> List[tuple]:
@@ -231,11 +242,24 @@ class FileIndex(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         targets = [t.target for t in node.targets]
         self._bindings().append(("assign", targets, node.value))
+        if self._scopes and isinstance(self._scopes[-1], ClassInfo):
+            for t in targets:
+                if isinstance(t, cst.Name):
+                    self._scopes[-1].class_attrs[t.value] = node.value
         for t in targets:
             self._record_self_attr(t, node.value)
+            if (isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) and self._func_stack
+                    and len(t.slice) == 1 and isinstance(t.slice[0].slice, cst.Index)
+                    and isinstance(t.slice[0].slice.value, (cst.SimpleString, cst.FormattedString))):
+                self._func_stack[-1].keyed.setdefault(t.value.value, []).append(node.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._bindings().append(("annassign", [node.target], node.value, node.annotation.annotation))
+        if self._scopes and isinstance(self._scopes[-1], ClassInfo) and isinstance(node.target, cst.Name):
+            if node.value is not None:
+                self._scopes[-1].class_attrs[node.target.value] = node.value
+            else:  # a dataclass / NamedTuple field: `loss: Tensor`
+                self._scopes[-1].class_fields[node.target.value] = node.annotation.annotation
         if node.value is not None:
             self._record_self_attr(node.target, node.value)
 
@@ -250,15 +274,23 @@ class FileIndex(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         self._bindings().append(("for", node.target, node.iter))
         self._enter_loop(node)
+        self._for_targets.append((node, _target_names(node.target)))
 
     def leave_For(self, node: cst.For) -> None:
         self._leave_loop(node)
+        self._for_targets.pop()
+        if id(node) in self._moved_loops and id(node) in self.hot_loops:
+            self.batch_iters.add(id(node.iter))
 
     def visit_While(self, node: cst.While) -> None:
         self._enter_loop(node)
 
     def leave_While(self, node: cst.While) -> None:
         self._leave_loop(node)
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        if isinstance(node.test, (cst.Call, cst.BooleanOperation)):
+            self._bindings().append(("assert", [], node.test))  # isinstance narrowing (evaluate.replay)
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
@@ -314,6 +346,14 @@ class FileIndex(cst.CSTVisitor):
         if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and self._func_stack
                 and func.attr.value in ("append", "insert") and node.args and not node.args[-1].star):
             self._func_stack[-1].appends.setdefault(func.value.value, []).append(node.args[-1].value)
+        if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and self._for_targets:
+            moved = func.value
+            while isinstance(moved, (cst.Subscript, cst.Attribute)):
+                moved = moved.value  # batch["x"].to(d), batch.images.to(d)
+            if isinstance(moved, cst.Name):
+                for loop, names in self._for_targets:
+                    if moved.value in names:
+                        self._moved_loops.add(id(loop))
         if isinstance(func, cst.Attribute) and func.attr.value in STEP_CALL_ATTRS and self._loop_stack:
             # loss.backward() / optimizer.step() / scaler.step(opt): the enclosing loops are steps
             for loop in self._loop_stack:
@@ -351,6 +391,13 @@ class FileIndex(cst.CSTVisitor):
             simple = func.value
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
             simple = "self." + func.attr.value
+        elif isinstance(func, cst.Attribute) and node.args and key is None or (
+                isinstance(func, cst.Attribute) and node.args and key.startswith("@attr:")):
+            # `self.solver.step(t, y)`, `model.fit(x)`: a method of some object, which may be an
+            # instance of a class of this file (decided when that method's parameters are asked)
+            simple = "." + func.attr.value
+        elif key == "functools.partial":
+            simple = key  # what the partial binds, and where the function it wraps goes (summaries)
         if simple is not None:
             self.call_sites.setdefault(simple, []).append(CallSite(caller, node, 0))
 
@@ -384,3 +431,17 @@ class FileIndex(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         if not self.mentions_torch and node.value in ("torch", "Tensor"):
             self.mentions_torch = True
+
+
+def _target_names(target: cst.BaseExpression) -> frozenset:
+    names = set()
+    stack = [target]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Name):
+            names.add(n.value)
+        elif isinstance(n, (cst.Tuple, cst.List)):
+            stack.extend(el.value for el in n.elements)
+        elif isinstance(n, cst.StarredElement):
+            stack.append(n.value)
+    return frozenset(names)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional
 
+from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference.evaluate import EXTERNAL_ROOTS, Evaluator
 from torchsync_lint.inference.hotness import FileSummary
 from torchsync_lint.inference.switches import turns_validation_off
@@ -94,6 +95,7 @@ def extract(index: FileIndex, evaluator: Evaluator, summary: Optional[FileSummar
         kwargs = {a.keyword.value: to_data(evaluator.argument(caller, call, a.value))
                   for a in call.args if a.keyword is not None}
         calls.append([q, args, kwargs])
+    calls.extend(_method_calls(index, evaluator))
     return {
         "format": FORMAT,
         "module": index.module_name,
@@ -106,6 +108,39 @@ def extract(index: FileIndex, evaluator: Evaluator, summary: Optional[FileSummar
         "validation_off": turns_validation_off(index),
         "summary": summary_to_data(summary) if summary is not None else None,
     }
+
+
+def _method_calls(index: FileIndex, evaluator: Evaluator) -> List[list]:
+    """``obj.method(args)`` and ``self.sub(args)`` where the receiver is an instance of a class of
+    another file (or a reference the project resolves): ["@method", receiver, name, args, kwargs],
+    so that method's parameters take what this file passes."""
+    out: List[list] = []
+    for key, sites in index.call_sites.items():
+        if key.startswith("."):
+            name = key[1:]
+            if facts.method(name) is not None:
+                continue  # a tensor method: never a project class's
+        elif key.startswith("self."):
+            name = "__call__"
+        else:
+            continue
+        for site in sites:
+            call = site.call
+            if not call.args or len(call.args) > _MAX_CALL_ARGS or any(a.star for a in call.args):
+                continue
+            recv_expr = call.func.value if key.startswith(".") else call.func
+            scope = evaluator.summary_scope(site.caller) if site.caller is not None else evaluator.module_scope()
+            recv = evaluator.infer(recv_expr, scope)
+            if recv.kind in (MODULE, OBJECT):
+                if recv.cls is None or recv.cls.startswith("torch.") or evaluator._local_class(recv.cls) is not None:
+                    continue
+            elif not (recv.kind == UNKNOWN and recv.ref is not None):
+                continue
+            args = [to_data(evaluator.argument(site.caller, call, a.value)) for a in call.args if a.keyword is None]
+            kwargs = {a.keyword.value: to_data(evaluator.argument(site.caller, call, a.value))
+                      for a in call.args if a.keyword is not None}
+            out.append(["@method", to_data(recv), name, args, kwargs])
+    return out
 
 
 def _base_key(index: FileIndex, base: str) -> str:

@@ -302,9 +302,17 @@ class Project:
         return self._calls
 
     def calls_from(self, iface: Optional[dict]) -> List[Tuple[str, list, dict]]:
-        """One file's calls into the project, each with the key of the function it reaches."""
+        """One file's calls into the project, each with the key of the function it reaches
+        (``obj.method(...)`` entries: the method of the class the receiver resolves to)."""
         out = []
-        for q, args, kwargs in (iface or {}).get("calls", ()):
+        for entry in (iface or {}).get("calls", ()):
+            if entry[0] == "@method":
+                _, recv, name, args, kwargs = entry
+                key = self._method_of(from_data(recv), name)
+                if key is not None:
+                    out.append((key, args, kwargs))
+                continue
+            q, args, kwargs = entry
             loc = self.locate(q)
             if loc is None:
                 continue
@@ -313,6 +321,18 @@ class Project:
             if key is not None:
                 out.append((key, args, kwargs))
         return out
+
+    def _method_of(self, recv: Value, name: str) -> Optional[str]:
+        v = self.deep(recv)
+        if v.kind not in ("module", "object") or v.cls is None:
+            return None
+        cls_key = self.class_key(v.cls)
+        if cls_key is None:
+            return None
+        m = self.find_method(cls_key, name)
+        if m is None and name == "__call__" and self.is_module(cls_key):
+            m = self.find_method(cls_key, "forward")
+        return m
 
     def has_callers(self, key: str) -> bool:
         return key in self._call_index()

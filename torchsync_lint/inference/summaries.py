@@ -14,7 +14,7 @@ import libcst as cst
 
 from torchsync_lint.inference.annotations import without_arraylike
 from torchsync_lint.inference.docstrings import docstring, parameter_types
-from torchsync_lint.inference.index import STEP_HOOKS, ClassInfo, FunctionInfo
+from torchsync_lint.inference.index import STEP_HOOKS, CallSite, ClassInfo, FunctionInfo
 from torchsync_lint.inference.lightning import LIGHTNING_STEPS, is_lightning_module, moved_to_device
 from torchsync_lint.inference.names import dotted
 from torchsync_lint.inference.scope import Scope
@@ -35,6 +35,7 @@ from torchsync_lint.inference.values import (
     MODULE,
     NONE,
     NUMBER,
+    OBJECT,
     SELF,
     SIZE,
     STR,
@@ -44,6 +45,7 @@ from torchsync_lint.inference.values import (
     UNKNOWN_VALUE,
     Value,
     join,
+    join_maybe,
     tensor,
 )
 
@@ -87,9 +89,11 @@ class Summaries:
                     if (d.kind in (STR, DEVICE) and d.device is not None) or d.kind == FUNC:
                         # `device: str = "cpu"`, `window_fn=torch.hann_window`: callers in this file
                         # may pass the GPU's device or another function instead
+                        # (the default counts only where some call leaves the argument out)
                         pos = i - (1 if func.is_method and not is_static else 0)
-                        passed = self._passed(func, name, pos if param in positional else None)
-                        v = d if passed is None else join(d, passed)
+                        omitted: list = []
+                        passed = self._passed(func, name, pos if param in positional else None, omitted)
+                        v = d if passed is None else join(d, passed) if omitted else passed
                     elif v.kind == UNKNOWN:
                         v = d if d.kind != NONE else UNKNOWN_VALUE
                 elif (v.kind == UNKNOWN and takes_tensors and func.name not in STEP_HOOKS
@@ -98,6 +102,27 @@ class Summaries:
                     # ones are tensors by convention only (flags and sizes come in too)
                     first = i == (1 if func.is_method and not is_static else 0)
                     v = Value(TENSOR, assumed=not first)
+                    # what the callers pass says more: a bool mask, a host tensor, a Python int
+                    pos = i - (1 if func.is_method and not is_static else 0)
+                    at = pos if param in positional else None
+                    passed = self._passed(func, name, at)
+                    if passed is None and self.project is not None and func.parent is None:
+                        got = self.project.param(func.key, name, at)
+                        passed = got if got.kind != UNKNOWN else None
+                    if passed is not None and not passed.assumed and (
+                            passed.kind == TENSOR or (not first and passed.kind in (NUMBER, NONE))):
+                        v = passed
+                if v.kind == NUMBER and not self.assume_params:
+                    # `size: int` (or a docstring's int) that a caller passes a tensor (`lengths.max()`):
+                    # Python does not check it, so the tensor arrives; maybe a tensor
+                    pos = i - (1 if func.is_method and not is_static else 0)
+                    at = pos if param in positional else None
+                    passed = self._passed(func, name, at)
+                    if (passed is None or passed.kind != TENSOR) and self.project is not None and func.parent is None and (
+                            not func.is_method or func.name == "__init__"):
+                        passed = self.project.param(func.key, name, at)
+                    if passed is not None and passed.kind == TENSOR and not passed.assumed:
+                        v = join_maybe(v, passed)
                 # `transform: nn.Module` says less than the call sites, which pass a known class
                 generic = v if v.kind == MODULE and v.cls == "torch.nn.Module" else None
                 if generic is not None:
@@ -105,8 +130,9 @@ class Summaries:
                 if v.kind == UNKNOWN:
                     pos = i - (1 if func.is_method and not is_static else 0)
                     v = self._from_call_sites(func, name, pos if param in positional else None)
-                    if v.kind == UNKNOWN and func.parent is None and (not func.is_method or func.name == "__init__"):
-                        # what other files pass (functions and constructors they import)
+                    if v.kind == UNKNOWN and func.parent is None:
+                        # what other files pass (functions and constructors they import, methods
+                        # of instances they hold)
                         if self.project is not None:
                             v = self.project.param(func.key, name, pos if param in positional else None)
                         if self.project is None or self.recorded is not None:
@@ -204,14 +230,146 @@ class Summaries:
         v = self._passed(func, name, pos)
         return UNKNOWN_VALUE if v is None else v
 
-    def _passed(self, func: FunctionInfo, name: str, pos: Optional[int]) -> Optional[Value]:
-        """The join of what the file's call sites pass for a parameter; None if none passes it."""
-        if func.is_method:
-            sites = self.index.call_sites.get("self." + func.name, [])
-        elif func.parent is None:
-            sites = self.index.call_sites.get(func.name, [])
-        else:
-            sites = self.index.call_sites.get(func.name, [])
+    def _sites(self, func: FunctionInfo) -> list:
+        """The file's calls of ``func``: ``self.name(...)``; for a method also ``obj.name(...)``
+        where ``obj`` is an instance of its class (``self.solver.step(t, y)``) and, for
+        ``__init__``, ``Cls(...)``; for a function, ``name(...)``."""
+        if not func.is_method:
+            return self.index.call_sites.get(func.name, []) + self._indirect_sites(func)
+        sites = list(self.index.call_sites.get("self." + func.name, []))
+        if func.name == "__init__" and func.cls is not None:
+            sites += self.index.call_sites.get(func.cls.name, [])
+        if func.name == "forward" and func.cls is not None and func.cls.is_module:
+            sites += self._submodule_sites(func.cls)
+        others = self.index.call_sites.get("." + func.name)
+        if others and func.cls is not None:
+            key = ("sites", id(func))
+            if key not in self._busy:
+                self._busy.add(key)
+                try:
+                    for site in others:
+                        recv = self.infer(site.call.func.value, self.summary_scope(site.caller)
+                                          if site.caller is not None else self.module_scope())
+                        if recv.kind in (MODULE, OBJECT) and recv.cls is not None and self._is_class_or_sub(
+                                recv.cls, func.cls):
+                            sites.append(site)
+                finally:
+                    self._busy.discard(key)
+        return sites
+
+    def _submodule_sites(self, cls: ClassInfo) -> list:
+        """``self.block(x, m)`` in any class of the file whose ``self.block`` holds an instance of
+        ``cls`` (a module of this file): calls of its ``forward``."""
+        key = ("submodule_sites", id(cls))
+        if key in self._busy:
+            return []
+        self._busy.add(key)
+        out = []
+        try:
+            for name, sites in self.index.call_sites.items():
+                if not name.startswith("self."):
+                    continue
+                attr = name[5:]
+                for site in sites:
+                    owner = site.caller.cls if site.caller is not None else None
+                    if owner is None or owner is cls or attr in owner.methods or attr not in owner.attrs:
+                        continue
+                    held = self.self_attr(owner, attr)
+                    if held.kind in (MODULE, OBJECT) and held.cls is not None and self._is_class_or_sub(held.cls, cls):
+                        out.append(site)
+        finally:
+            self._busy.discard(key)
+        return out
+
+    def _indirect_sites(self, func: FunctionInfo) -> list:
+        """Calls of a function through a name that holds it: ``fn = functools.partial(func, a)``
+        then ``fn(x)`` (positions shifted by what the partial binds; the partial itself passes
+        its keywords), and ``apply(func, x)`` where ``apply`` calls its parameter ``f(x)`` (or,
+        for a class, stores it as ``self.f`` and calls ``self.f(x)``)."""
+        refs = self._arg_refs().get(func.name)
+        if not refs:
+            return []
+        out = []
+        for site, pos, kw in refs:
+            caller = site.caller
+            if caller is not None and (func.name in _bound_names(caller) or any(
+                    q.name.value == func.name for q in _all_params(caller))):
+                continue  # a local of the same name, not the function
+            callee = site.call.func
+            if self.aliases.qualify(callee) == "functools.partial":
+                if pos != 0:
+                    continue
+                bound = sum(1 for a in site.call.args if a.keyword is None) - 1
+                out.append(CallSite(site.caller, site.call, -1))  # partial(func, a, k=v) passes a and k
+                for b in (site.caller.bindings if site.caller is not None else self.index.module_bindings):
+                    if b[0] == "assign" and b[2] is site.call and len(b[1]) == 1 and isinstance(b[1][0], cst.Name):
+                        out.extend(CallSite(s.caller, s.call, bound) for s in
+                                   self.index.call_sites.get(b[1][0].value, []) if s.caller is site.caller)
+                continue
+            target, skip = None, 0
+            if isinstance(callee, cst.Name):
+                target = self._local_function(callee.value, self.summary_scope(site.caller)
+                                              if site.caller is not None else self.module_scope())
+                cls = self.index.classes.get(callee.value) if target is None else None
+                if cls is not None:
+                    target, skip = self.method(cls, "__init__"), 1
+            elif (isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name)
+                  and callee.value.value == "self" and site.caller is not None and site.caller.cls is not None):
+                target, skip = self.method(site.caller.cls, callee.attr.value), 1
+            if target is None or target is func:
+                continue
+            p = target.node.params
+            params = list(p.posonly_params) + list(p.params)
+            if kw is not None:
+                param = kw
+            elif pos + skip < len(params):
+                param = params[pos + skip].name.value
+            else:
+                continue
+            if target.name == "__init__" and target.cls is not None:
+                # `Solver(func)` storing `self.func = func`: the class's `self.func(...)` calls
+                for attr, rows in target.cls.attrs.items():
+                    if any(f is target and isinstance(e, cst.Name) and e.value == param for f, e in rows):
+                        out.extend(s for s in self.index.call_sites.get("self." + attr, [])
+                                   if s.caller is not None and s.caller.cls is target.cls)
+            out.extend(s for s in self.index.call_sites.get(param, []) if s.caller is target)
+        return out
+
+    def _arg_refs(self) -> Dict[str, list]:
+        """Names passed as arguments to calls of this file: name -> [(site, position, keyword)]."""
+        got = getattr(self, "_arg_refs_memo", None)
+        if got is None:
+            got = {}
+            for sites in self.index.call_sites.values():
+                for site in sites:
+                    pos = 0
+                    for a in site.call.args:
+                        if a.star:
+                            break
+                        if isinstance(a.value, cst.Name):
+                            got.setdefault(a.value.value, []).append(
+                                (site, pos if a.keyword is None else None, a.keyword.value if a.keyword else None))
+                        if a.keyword is None:
+                            pos += 1
+            self._arg_refs_memo = got
+        return got
+
+    def _is_class_or_sub(self, key: str, cls: ClassInfo) -> bool:
+        local = self._local_class(key)
+        seen = 0
+        while local is not None and seen < 16:
+            if local is cls:
+                return True
+            local = next((self.index.classes.get(b.split(".")[-1]) for b in local.bases
+                          if self.index.classes.get(b.split(".")[-1]) is not None), None)
+            seen += 1
+        return False
+
+    def _passed(self, func: FunctionInfo, name: str, pos: Optional[int], omitted: Optional[list] = None
+                ) -> Optional[Value]:
+        """The join of what the file's call sites pass for a parameter; None if none passes it.
+        ``omitted``: a list that gets True appended when some call site leaves the parameter out."""
+        sites = self._sites(func)
         values: List[Value] = []
         for site in sites:
             arg = None
@@ -221,9 +379,12 @@ class Summaries:
             for a in site.call.args:
                 if a.keyword is not None and a.keyword.value == name:
                     arg = a
-            if arg is None and pos is not None and pos < len(positional):
-                arg = positional[pos]
+            at = None if pos is None else pos - site.offset  # a partial binds the first ones
+            if arg is None and at is not None and 0 <= at < len(positional):
+                arg = positional[at]
             if arg is None:
+                if omitted is not None:
+                    omitted.append(True)
                 continue
             passed = self._passed_parameter(site.caller, arg.value)
             if passed is not None:
@@ -360,8 +521,15 @@ class Summaries:
                 out = tensor()
             elif name in cls.attrs:
                 out = self._attr_join(cls, key, cls.attrs[name])
+                if name in cls.class_attrs:  # read before any method assigns it
+                    out = join(out, self.infer(cls.class_attrs[name], self.module_scope()))
             elif name in cls.methods:
                 out = UNKNOWN_VALUE
+            elif name in cls.class_attrs:
+                # `weights = torch.linspace(0, 1, 5)` in the class body: made once, on the host
+                out = self.infer(cls.class_attrs[name], self.module_scope())
+            elif name in cls.class_fields:
+                out = self.annotation_value(cls.class_fields[name])  # a dataclass field `loss: Tensor`
             else:
                 out = UNKNOWN_VALUE
                 for base in cls.bases:
@@ -457,3 +625,8 @@ def _bound_names(func: FunctionInfo) -> frozenset:
                         stack.append(n.value)
         got = func.bound = frozenset(names)
     return got
+
+
+def _all_params(func: FunctionInfo) -> list:
+    p = func.node.params
+    return list(p.posonly_params) + list(p.params) + list(p.kwonly_params)

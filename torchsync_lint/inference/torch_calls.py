@@ -38,6 +38,7 @@ from torchsync_lint.inference.values import (
     TUPLE,
     UNKNOWN,
     UNKNOWN_VALUE,
+    join_maybe,
     Value,
     number,
     tensor,
@@ -171,7 +172,10 @@ class TorchCalls:
         if q.startswith(api.TORCH_NON_TENSOR_PREFIXES):
             return UNKNOWN_VALUE
         if last[:1].isupper():
-            return Value(MODULE, cls=q) if q.startswith("torch.nn.") else UNKNOWN_VALUE
+            if not q.startswith("torch.nn."):
+                return UNKNOWN_VALUE
+            members = self._container_members(last, call, scope)
+            return Value(MODULE, cls=q, elts=members) if members else Value(MODULE, cls=q)
         if q.count(".") >= 2 and not q.startswith(TENSOR_OP_NAMESPACES) and torch_facts.lookup(q) is None:
             # a helper of some torch submodule that torch's own op data does not list
             # (torch._inductor.ir.is_node_sequence): no evidence of a tensor
@@ -237,6 +241,12 @@ class TorchCalls:
                 return number()
             if any(v.kind == TENSOR for v in vals) and name == "sum":
                 return tensor()
+            if name != "sum" and len(vals) >= 2 and all(v.kind in (TENSOR, NUMBER) for v in vals):
+                # `max(0, n - t.max())`: one of the arguments, a tensor or maybe one
+                out = vals[0]
+                for v in vals[1:]:
+                    out = join_maybe(out, v)
+                return out
             return UNKNOWN_VALUE
         if name == "print":
             return Value(NONE)
@@ -247,6 +257,21 @@ class TorchCalls:
             return v.item if v.kind == LIST and v.item is not None else self.iter_element(call.args[0].value, scope)
         return UNKNOWN_VALUE
 
+    def _container_members(self, last: str, call: cst.Call, scope: Scope) -> tuple:
+        """``nn.Sequential(A(), B())`` / ``nn.ModuleList([A(), B()])`` of modules: its members, in
+        order, for ``self.model[-1].stride``; () when not known."""
+        if last == "Sequential" and call.args and all(a.keyword is None and not a.star for a in call.args):
+            exprs = [a.value for a in call.args]
+        elif (last == "ModuleList" and len(call.args) == 1 and isinstance(call.args[0].value, cst.List)
+              and all(isinstance(el, cst.Element) for el in call.args[0].value.elements)):
+            exprs = [el.value for el in call.args[0].value.elements]
+        else:
+            return ()
+        if not exprs or len(exprs) > 16:
+            return ()
+        members = tuple(self.infer(x, scope) for x in exprs)
+        return members if all(m.kind in (MODULE, OBJECT) for m in members) else ()
+
     def tensor_method(self, name: str, recv: Value, call: cst.Call, scope: Scope) -> Value:
         out = self._tensor_method(name, recv, call, scope)
         if out.kind == TENSOR and not call.args and name in FULL_REDUCTIONS:
@@ -254,6 +279,12 @@ class TorchCalls:
                              dtype="int" if name in ("argmax", "argmin", "count_nonzero") else out.dtype)
         if out.kind == TENSOR and _flattens(name, call):
             return out.with_(ndim=1)
+        if (out.kind == TENSOR and name in FULL_REDUCTIONS and name not in ("max", "min", "median")
+                and recv.ndim is not None and _one_dim_reduction(call)):
+            # `scores.argmax(0)` of a 1-D tensor: one dimension fewer (0-dim from a vector)
+            ndim = recv.ndim - 1 if recv.ndim > 0 else 0
+            return out.with_(ndim=ndim, zero_dim=ndim == 0,
+                             dtype="int" if name in ("argmax", "argmin", "count_nonzero") else out.dtype)
         if out.kind == TENSOR and name in SHAPE_KEEPING and recv.ndim is not None:
             return out.with_(ndim=recv.ndim, zero_dim=recv.zero_dim)
         return out
@@ -375,7 +406,7 @@ class TorchCalls:
 SHAPE_KEEPING = frozenset(
     "long int float double half bfloat16 bool byte short char clone detach contiguous to cpu cuda type_as "
     "abs neg sign sigmoid relu exp log sqrt rsqrt round floor ceil trunc clamp clip requires_grad_ "
-    "pin_memory".split()
+    "pin_memory argsort".split()
 )
 SIZED_FACTORIES = frozenset("zeros ones empty rand randn full".split())  # the size comes first
 
@@ -439,3 +470,16 @@ def _kwarg_true(call: cst.Call, name: str) -> bool:
         if a.keyword is not None and a.keyword.value == name:
             return isinstance(a.value, cst.Name) and a.value.value == "True"
     return False
+
+
+def _one_dim_reduction(call: cst.Call) -> bool:
+    """``x.argmax(0)`` / ``x.sum(dim=-1)``: one integer dimension, no ``keepdim=True``."""
+    dims = [a for a in call.args if a.keyword is None or a.keyword.value == "dim"]
+    if len(dims) != 1 or any(a.keyword is not None and a.keyword.value == "keepdim" and not (
+            isinstance(a.value, cst.Name) and a.value.value == "False") for a in call.args):
+        return False
+    v = dims[0].value
+    if isinstance(v, cst.UnaryOperation) and isinstance(v.operator, cst.Minus):
+        v = v.expression
+    return isinstance(v, cst.Integer) and len(call.args) == 1 + sum(
+        1 for a in call.args if a.keyword is not None and a.keyword.value == "keepdim")

@@ -75,6 +75,9 @@ class Value:
     # tensor attributes (``self.x``) that ``__init__`` leaves on the CPU and another method may move
     # (``set_timesteps(device)``): on the host until that method runs
     cpu_at_init: bool = False
+    # tensors: a tensor on some path only; on another the name holds a Python number, bool or None
+    # (``hit = False; hit = hit or (e > lim)``): reported at a lower confidence
+    maybe: bool = False
 
     @property
     def is_tensor(self) -> bool:
@@ -92,7 +95,7 @@ class Value:
     def with_(self, **kw) -> "Value":
         d = dict(kind=self.kind, device=self.device, dtype=self.dtype, elts=self.elts, host_data=self.host_data,
                  item=self.item, assumed=self.assumed, ref=self.ref, cls=self.cls, zero_dim=self.zero_dim,
-                 pinned=self.pinned, arraylike=self.arraylike, ndim=self.ndim, cpu_at_init=self.cpu_at_init)
+                 pinned=self.pinned, arraylike=self.arraylike, ndim=self.ndim, cpu_at_init=self.cpu_at_init, maybe=self.maybe)
         d.update(kw)
         return Value(**d)
 
@@ -129,7 +132,11 @@ def join(a: Value, b: Value) -> Value:
             host_data=a.host_data and b.host_data,
         ).with_(assumed=a.assumed or b.assumed, zero_dim=a.zero_dim and b.zero_dim,
                 arraylike=a.arraylike or b.arraylike, ndim=a.ndim if a.ndim == b.ndim else None,
-                cpu_at_init=a.cpu_at_init or b.cpu_at_init)
+                cpu_at_init=a.cpu_at_init or b.cpu_at_init, maybe=a.maybe or b.maybe)
+    if a.kind == FUNC and a.cls != b.cls:
+        # one of several functions (`{"lo": torch.lt, "hi": torch.gt}[mode]`): calling it calls one
+        members = tuple(m for v in (a, b) for m in (v.elts if v.cls is None else (v,)))
+        return Value(FUNC, elts=members if all(m.cls for m in members) and len(members) <= 8 else ())
     if a.kind in (MODULE, OBJECT, BATCH, FUNC):
         return Value(a.kind, cls=a.cls if a.cls == b.cls else None, pinned=a.pinned and b.pinned,
                      assumed=a.assumed or b.assumed, device=a.device if a.device == b.device else None)
@@ -143,6 +150,25 @@ def join(a: Value, b: Value) -> Value:
         # tensor that one branch made, they are the best guess, not erased by the unknown path
         return Value(a.kind, item=a.item or b.item)
     return Value(a.kind)
+
+
+def join_maybe(a: Value, b: Value) -> Value:
+    """As ``join``, except that a tensor and a Python number make a maybe-a-tensor value: a loop
+    that turns ``acc = 0.0`` into a tensor (``acc += t.dot(r)``), ``hit = hit or (e > lim)``, an
+    annotation ``Union[Tensor, float]``. (Two branches of an ``if`` that leave a number on one
+    path and a tensor on the other stay unknown: either is as likely.)"""
+    if {a.kind, b.kind} == {TENSOR, NUMBER} and a.ref is None and b.ref is None:
+        return (a if a.kind == TENSOR else b).with_(maybe=True)
+    return join(a, b)
+
+
+def join_members(a: Value, b: Value) -> Value:
+    """What two members of one container share (a dict's values, a list's items): as ``join``,
+    except that a tensor and a number are different members, not one maybe-a-tensor name."""
+    out = join(a, b)
+    if out.maybe and not (a.maybe or b.maybe):
+        return UNKNOWN_VALUE
+    return out
 
 
 # -- plain data (the per-file interfaces are cached as JSON) --------------------------------------
@@ -174,6 +200,8 @@ def to_data(v: Value) -> dict:
         out["nd"] = v.ndim
     if v.cpu_at_init:
         out["ci"] = 1
+    if v.maybe:
+        out["m"] = 1
     return out
 
 
@@ -193,4 +221,5 @@ def from_data(d: dict) -> Value:
         arraylike=bool(d.get("al")),
         ndim=d.get("nd"),
         cpu_at_init=bool(d.get("ci")),
+        maybe=bool(d.get("m")),
     )

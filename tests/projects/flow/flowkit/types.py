@@ -1,0 +1,5 @@
+from typing import Union
+
+from torch import Tensor
+
+Scalar = Union[Tensor, float]

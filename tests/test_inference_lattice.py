@@ -1,0 +1,41 @@
+"""The value lattice: maybe-a-tensor joins, function-value joins, and their plain-data form."""
+
+from torchsync_lint.inference.values import (
+    CUDA,
+    FUNC,
+    NUMBER,
+    TENSOR,
+    UNKNOWN,
+    Value,
+    from_data,
+    join,
+    join_maybe,
+    join_members,
+    number,
+    tensor,
+    to_data,
+)
+
+
+def test_join_of_a_number_and_a_tensor_is_unknown_but_join_maybe_marks_it():
+    t = tensor(CUDA, "bool").with_(zero_dim=True)
+    assert join(number("bool"), t).kind == UNKNOWN  # two branches of an if: either is as likely
+    m = join_maybe(number("bool"), t)
+    assert m.kind == TENSOR and m.maybe and m.device == CUDA and m.dtype == "bool" and m.zero_dim
+    assert join(m, t).maybe  # a maybe-a-tensor stays one through further joins
+    assert join_maybe(tensor(CUDA), tensor(CUDA)) == tensor(CUDA)
+
+
+def test_members_of_one_container_are_not_one_maybe_name():
+    assert join_members(number(), tensor()).kind == UNKNOWN
+    assert join_members(join_maybe(number(), tensor()), tensor()).maybe
+
+
+def test_function_values_keep_their_members_and_round_trip():
+    lt, gt = Value(FUNC, cls="torch.lt"), Value(FUNC, cls="torch.gt")
+    both = join(lt, gt)
+    assert both.kind == FUNC and both.cls is None and {m.cls for m in both.elts} == {"torch.lt", "torch.gt"}
+    assert from_data(to_data(both)) == both
+    maybe = join_maybe(number(), tensor())
+    assert from_data(to_data(maybe)).maybe
+    assert join(Value(NUMBER), Value(NUMBER)).kind == NUMBER

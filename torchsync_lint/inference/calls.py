@@ -1,0 +1,334 @@
+"""Calls that are not torch's API: methods of this project's classes, ``self.<attr>(...)``,
+``super()``, local functions, other files' functions, batches and dicts; and the device and dtype
+a call's arguments name.
+
+The part of ``evaluate.Evaluator`` that follows calls through the project (a mixin: it uses the
+evaluator's ``infer``, ``returns_at``, ``method``, ``self_attr`` and ``_ref``).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from torchsync_lint.inference import torch_facts as facts
+from torchsync_lint.inference.index import ClassInfo, FunctionInfo, any_base
+from torchsync_lint.inference.scope import Scope
+from torchsync_lint.inference.values import (
+    BATCH,
+    CPU,
+    CUDA,
+    DEVICE,
+    DICT,
+    EVENT,
+    FUNC,
+    LIST,
+    MODULE,
+    NDARRAY,
+    NUMBER,
+    OBJECT,
+    SELF,
+    SIZE,
+    STR,
+    STREAM,
+    TENSOR,
+    TENSOR_SEQ,
+    TUPLE,
+    UNKNOWN,
+    UNKNOWN_VALUE,
+    Value,
+    join,
+    number,
+    tensor,
+)
+from torchsync_lint.inference.torch_calls import SHAPE_KEEPING, DTYPE_NAMES, EXTERNAL_ROOTS, INT, MODULE_SELF_METHODS
+
+
+class Calls:
+    """Mixin of ``evaluate.Evaluator``."""
+
+    def _instance(self, cls: ClassInfo) -> Value:
+        """``Cls(...)`` of a class of this file (its bases may live elsewhere)."""
+        if self.project is not None and self.recorded is not None:
+            # a growing project does not hold this file yet: ask it about the foreign bases only
+            v = Value(MODULE if cls.is_module or self._module_by_bases(cls) else OBJECT, cls=cls.key)
+            self.recorded[("call", cls.key)] = v
+            return v
+        if self.project is not None:
+            return self.project.instance(cls.key)
+        if cls.is_module:
+            return Value(MODULE, cls=cls.key)
+        if all(self.index.classes.get(b.split(".")[-1]) is not None or b.split(".")[0] in ("builtins", "object")
+               for b in cls.bases):
+            return Value(OBJECT, cls=cls.key)  # every base is known here: no nn.Module among them
+        return self._ref(("call", cls.key))
+
+    def _module_by_bases(self, cls: ClassInfo) -> bool:
+        """Some base, here or (through the project) in another file, is an ``nn.Module``."""
+        return any_base(cls, self.index, self.project, lambda local: local.is_module,
+                        lambda key: self.project.is_module(key))
+
+    def _local_class(self, key: Optional[str]) -> Optional[ClassInfo]:
+        if key is None:
+            return None
+        cls = self.index.classes.get(key.split(".")[-1])
+        return cls if cls is not None and cls.key == key else None
+
+    def _foreign_bases(self, cls: ClassInfo) -> list:
+        return [b for b in cls.bases if self.index.classes.get(b.split(".")[-1]) is None
+                and b.split(".")[0] not in EXTERNAL_ROOTS and b != "object"]
+
+    def _call_flag(self, call: Optional[cst.Call], scope: Optional[Scope]) -> tuple:
+        """How a call's arguments look to the callee's summary: ("t",) some tensor anywhere, ("cpu",)
+        only host tensors, ("ta",) tensors by convention only, () none."""
+        if call is None or scope is None:
+            return ()
+        tensors = [v for v in (self.infer(a.value, scope) for a in call.args) if v.kind == TENSOR]
+        if not tensors:
+            return ()
+        if all(v.device == CPU for v in tensors):
+            return ("cpu",)
+        return ("ta",) if all(v.assumed for v in tensors) else ("t",)
+
+    def _method_result(self, recv: Value, name: str, call: Optional[cst.Call] = None,
+                       scope: Optional[Scope] = None) -> Value:
+        """``obj.name(...)`` for an instance of a known class."""
+        if recv.kind == MODULE and name in MODULE_SELF_METHODS:
+            return recv
+        if recv.kind == MODULE and name == "state_dict":
+            return Value(DICT, item=tensor())  # its parameters and buffers, where the module is
+        local = self._local_class(recv.cls)
+        if local is not None:
+            m = self.method(local, name)
+            if m is not None:
+                return self.returns_at(m, call, scope)
+            if name == "__call__" and recv.kind == MODULE:
+                m = self.method(local, "forward")
+                if m is not None:
+                    return self.returns_at(m, call, scope)
+            if not self._foreign_bases(local):
+                return tensor() if recv.kind == MODULE and name in ("forward", "__call__") else UNKNOWN_VALUE
+        if recv.cls == "torch.nn.Module":
+            return UNKNOWN_VALUE  # `model: nn.Module`: any module, which may return a tuple or a dict
+        if recv.cls is None or recv.cls.startswith("torch."):  # a torch.nn layer: its output is a tensor
+            return tensor() if recv.kind == MODULE and name in ("forward", "__call__") else UNKNOWN_VALUE
+        return self._ref(("method", recv.cls, name) + self._call_flag(call, scope))
+
+    def device_arg(self, call: cst.Call, scope: Scope) -> Optional[str]:
+        """The device a factory call names: "cpu", "cuda", None (none given) or "?" (a variable)."""
+        for a in call.args:
+            if a.keyword is not None and a.keyword.value == "device":
+                return self.device_of(a.value, scope)
+        return None
+
+    def device_of(self, e: cst.BaseExpression, scope: Scope) -> str:
+        if isinstance(e, cst.SimpleString):
+            text = str(e.evaluated_value)
+            return CPU if text.startswith("cpu") else CUDA if text.startswith("cuda") else "?"
+        if isinstance(e, cst.Call) and self.aliases.qualify(e.func) == "torch.device" and e.args:
+            return self.device_of(e.args[0].value, scope)
+        if isinstance(e, cst.Attribute) and e.attr.value == "device":
+            base = self.infer(e.value, scope)
+            if base.kind == TENSOR:
+                return base.device or "?"
+        if isinstance(e, (cst.Name, cst.Attribute)):
+            v = self.infer(e, scope)  # a variable holding "cpu" or torch.device("cuda")
+            if v.kind in (STR, DEVICE) and v.device in (CPU, CUDA):
+                return v.device
+        return "?"
+
+    def dtype_arg(self, call: cst.Call) -> Optional[str]:
+        for a in call.args:
+            if a.keyword is not None and a.keyword.value == "dtype":
+                name = (self.aliases.qualify(a.value) or "").split(".")[-1]
+                return DTYPE_NAMES.get(name)
+        return None
+
+    def _first_tensor_device(self, call: cst.Call, scope: Scope) -> Optional[str]:
+        devices = set()
+        numbers_only = any(a.keyword is None for a in call.args)
+        for a in call.args:
+            if a.keyword is None:
+                v = self.infer(a.value, scope)
+                numbers_only = numbers_only and v.kind == NUMBER
+                if v.kind in (TENSOR, TENSOR_SEQ):
+                    devices.add(v.device)
+                elif v.kind in (LIST, TUPLE):
+                    devices.update(x.device for x in v.elts if x.kind == TENSOR)
+                    if v.item is not None and v.item.kind == TENSOR:
+                        devices.add(v.item.device)
+        if CUDA in devices:
+            return CUDA
+        if numbers_only and self.device_arg(call, scope) is None:
+            return CPU  # `torch.div(n, 2)` of Python numbers wraps them in CPU tensors
+        return CPU if devices == {CPU} else None
+
+    def _call(self, call: cst.Call, scope: Scope) -> Value:
+        func = call.func
+        q = self.aliases.qualify(func)
+        if q is None and isinstance(func, cst.Name):
+            ref = scope.lookup(func.value)  # `window_fn(n)` with `window_fn=torch.hamming_window`
+            q = ref.cls if ref is not None and ref.kind == FUNC else None
+        if q is not None:
+            v = self._qualified_call(q, call, scope)
+            if (v is not None and v.kind == TENSOR and v.ndim is None and q.startswith("torch.")
+                    and q.split(".")[-1] in SHAPE_KEEPING and call.args and call.args[0].keyword is None):
+                base = self.infer(call.args[0].value, scope)  # `torch.argsort(scores)`: scores' rank
+                if base.kind == TENSOR and base.ndim is not None:
+                    v = v.with_(ndim=base.ndim, zero_dim=base.zero_dim)
+            if v is not None:
+                return v
+        if isinstance(func, cst.Attribute):
+            recv = self.infer(func.value, scope)
+            name = func.attr.value
+            if recv.kind == TENSOR:
+                return self.tensor_method(name, recv, call, scope)
+            if recv.kind == SELF:
+                m = self.method(scope.cls, name)
+                if m is not None:
+                    return self.returns_at(m, call, scope)
+                attr = self.self_attr(scope.cls, name)
+                if (attr.kind == MODULE and self._local_class(attr.cls) is None and attr.cls is not None
+                        and not attr.cls.startswith("torch.")):
+                    return self._method_result(attr, "__call__", call, scope)  # a module class of another file
+                if attr.kind == MODULE and attr.cls == "torch.nn.Module":
+                    return UNKNOWN_VALUE  # annotated `nn.Module` only: any module, any output
+                if attr.kind == MODULE:
+                    return self._submodule_call(scope.cls, name)
+                if attr.kind == OBJECT:
+                    return self._method_result(attr, "__call__", call, scope)
+                if attr.kind == FUNC and attr.cls is not None:
+                    return self._qualified_call(attr.cls, call, scope) or UNKNOWN_VALUE
+                if attr.kind == UNKNOWN and scope.cls is not None and name not in scope.cls.attrs:
+                    for base in self._foreign_bases(scope.cls):
+                        # a method inherited from another file
+                        got = self._ref(("method", base, name) + self._call_flag(call, scope))
+                        if got.kind != UNKNOWN or got.ref is not None:
+                            return got
+                return UNKNOWN_VALUE
+            if recv.kind in (MODULE, OBJECT):
+                return self._method_result(recv, name, call, scope)
+            if (isinstance(func.value, cst.Call) and self.aliases.qualify(func.value.func) == "builtins.super"
+                    and scope.cls is not None):
+                return self._super_call(scope.cls, name, call, scope)
+            if recv.kind == STREAM and name == "record_event":
+                return Value(EVENT)
+            if recv.kind == SIZE:
+                return INT if name in ("numel", "index", "count") else UNKNOWN_VALUE
+            if recv.kind == NDARRAY:
+                if name == "tolist":
+                    return Value(LIST)
+                if name == "item":
+                    return number()
+                return Value(NDARRAY)
+            if recv.kind in (LIST, TUPLE) and name in ("index", "count"):
+                return INT
+            if recv.kind == DICT:
+                return self._dict_method(recv, name)
+            if recv.kind == BATCH:
+                return self._batch_method(recv, name, call, scope)
+            if recv.kind == UNKNOWN and name in facts.tensor_only_methods():
+                return self.tensor_method(name, tensor(), call, scope)  # only a tensor has this method
+            if recv.kind == UNKNOWN and name == "cpu" and not call.args:
+                return tensor(CPU)  # whatever it was, its copy is on the host (what it holds is not known)
+            return UNKNOWN_VALUE
+        if isinstance(func, (cst.Subscript, cst.Call)):
+            # `{"lo": torch.lt, "hi": torch.gt}[mode](a, b)`: a value holding torch functions
+            held = self.infer(func, scope)
+            if held.kind == FUNC:
+                out = None
+                for m in (held,) if held.cls is not None else held.elts:
+                    got = self._qualified_call(m.cls, call, scope) if m.cls is not None else None
+                    if got is None:
+                        return UNKNOWN_VALUE
+                    out = got if out is None else join(out, got)
+                return out if out is not None else UNKNOWN_VALUE
+            return UNKNOWN_VALUE
+        if isinstance(func, cst.Name):
+            local = scope.lookup(func.value)
+            if local is not None:
+                if local.kind == SELF and scope.cls is not None and scope.cls.is_module:
+                    return tensor()  # self(x) in an nn.Module runs forward
+                if local.kind in (MODULE, OBJECT):
+                    return self._method_result(local, "__call__", call, scope)
+                return UNKNOWN_VALUE
+            f = self._local_function(func.value, scope)
+            if f is not None:
+                return self.returns_at(f, call, scope)
+            cls = self.index.classes.get(func.value)
+            if cls is not None:
+                return self._instance(cls)
+        return UNKNOWN_VALUE
+
+    def _batch_method(self, recv: Value, name: str, call: cst.Call, scope: Scope) -> Value:
+        """Methods of a batch from a DataLoader: moves to the device give device tensors; a dict
+        batch's values stay batches."""
+        on_device = recv.device == CUDA  # already moved (a Lightning step's batch)
+        if name in ("to", "cuda"):
+            if on_device:
+                return recv
+            moved = self.tensor_method(name, tensor(CPU), call, scope)
+            return moved if moved.device != CPU else recv
+        if name in ("get", "pop", "__getitem__", "values", "float", "long", "half", "contiguous"):
+            return recv
+        if name == "items":
+            return Value(LIST, item=Value(TUPLE, elts=(UNKNOWN_VALUE, recv)))
+        if name == "pin_memory":
+            return recv.with_(pinned=True)
+        if on_device and facts.method(name):
+            # any other Tensor method: default_collate made every number and array a tensor
+            return self.tensor_method(name, tensor(CUDA), call, scope)
+        return UNKNOWN_VALUE
+
+    @staticmethod
+    def _dict_method(recv: Value, name: str) -> Value:
+        if recv.item is None:
+            return UNKNOWN_VALUE
+        if name in ("get", "pop", "setdefault", "__getitem__"):
+            return recv.item
+        if name == "values":
+            return Value(LIST, item=recv.item)
+        if name == "items":
+            return Value(LIST, item=Value(TUPLE, elts=(UNKNOWN_VALUE, recv.item)))
+        return UNKNOWN_VALUE
+
+    def _super_call(self, cls: ClassInfo, name: str, call: cst.Call, scope: Scope) -> Value:
+        """``super().name(...)``: the first base class that defines it, here or in another file."""
+        for base in cls.bases:
+            local = self.index.classes.get(base.split(".")[-1])
+            if local is not None and local is not cls:
+                m = self.method(local, name)
+                if m is not None:
+                    return self.returns(m)
+            elif local is None and base.split(".")[0] not in EXTERNAL_ROOTS:
+                got = self._ref(("method", base, name) + self._call_flag(call, scope))
+                if got.kind != UNKNOWN or got.ref is not None:
+                    return got
+            elif base.startswith("torch.nn.") and name in ("forward", "__call__"):
+                return tensor()
+        return UNKNOWN_VALUE
+
+    def _submodule_call(self, cls: Optional[ClassInfo], name: str) -> Value:
+        """``self.<name>(...)``: what the forward of the module class assigned there returns, when
+        that class is in this file (``return x, n, w`` unpacks to a tensor and two ints); else a tensor."""
+        out: Optional[Value] = None
+        for _, expr in (cls.attrs.get(name, []) if cls is not None else []):
+            sub = self.index.classes.get(expr.func.value) if (
+                isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name)) else None
+            forward = self.method(sub, "forward") if sub is not None and sub.is_module else None
+            if forward is None:
+                return tensor()
+            got = self.returns(forward)
+            out = got if out is None else join(out, got)
+        return out if out is not None and out.kind != UNKNOWN else tensor()
+
+    def _local_function(self, name: str, scope: Scope) -> Optional[FunctionInfo]:
+        s: Optional[Scope] = scope
+        while s is not None:
+            if s.func is not None:
+                f = self.index.functions.get(f"{s.func.key}.<locals>.{name}")
+                if f is not None:
+                    return f
+            s = s.parent
+        return self.index.module_functions.get(name)

@@ -1,0 +1,289 @@
+"""Expressions other than names, literals and calls: attributes, subscripts, comprehensions,
+dict literals, lists filled by ``append``, arithmetic and comparisons.
+
+The part of ``evaluate.Evaluator`` that computes what an operator, an index or an attribute
+gives (a mixin: it uses the evaluator's ``infer``, ``bind``, ``iter_element``, ``self_attr``).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from torchsync_lint.inference import torch_api as api
+from torchsync_lint.inference import torch_facts as facts
+from torchsync_lint.inference.scope import Scope
+from torchsync_lint.inference.signatures import refine_annotation
+from torchsync_lint.inference.values import (
+    BATCH,
+    CPU,
+    CUDA,
+    DEVICE,
+    DICT,
+    DTYPE,
+    FUNC,
+    LIST,
+    MODULE,
+    NDARRAY,
+    NUMBER,
+    OBJECT,
+    SELF,
+    SELF_ATTR,
+    SIZE,
+    STR,
+    TENSOR,
+    TENSOR_SEQ,
+    TUPLE,
+    UNKNOWN,
+    UNKNOWN_VALUE,
+    Value,
+    join_members,
+    number,
+    tensor,
+)
+from torchsync_lint.inference.torch_calls import EXTERNAL_ROOTS, BOOL, DTYPE_NAMES, INT, SHAPE_ATTRS
+
+
+class Expressions:
+    """Mixin of ``evaluate.Evaluator``."""
+
+    def _appended(self, name: str, v: Value, scope: Scope) -> Value:
+        """``feats = []`` ... ``feats.append(f.cpu())``: a list holds what the function appends to
+        it (``torch.cat(feats)`` is then on the host)."""
+        exprs = scope.func.appends.get(name)
+        key = ("appended", id(scope.func), name)
+        if not exprs or key in self._busy:
+            return v
+        self._busy.add(key)
+        try:
+            item = None
+            for e in exprs:
+                got = self.infer(e, scope)
+                item = got if item is None else join_members(item, got)
+        finally:
+            self._busy.discard(key)
+        if item is None or item.kind == UNKNOWN:
+            return v
+        return v.with_(item=item if v.item is None else refine_annotation(v.item, item))
+
+    def _keyed(self, name: str, v: Value, scope: Scope) -> Value:
+        """``out = {}`` (or a value of unknown kind) ... ``out["loss"] = loss``: a dict whose values
+        hold what the function stores under string keys (a tensor takes no string index)."""
+        key = ("keyed", id(scope.func), name)
+        if key in self._busy:
+            return v
+        self._busy.add(key)
+        try:
+            item = None
+            for e in scope.func.keyed[name]:
+                got = self.infer(e, scope)
+                item = got if item is None else join_members(item, got)
+        finally:
+            self._busy.discard(key)
+        if item is None or item.kind == UNKNOWN:
+            return v
+        return Value(DICT, item=item)
+
+    def _comprehension(self, e, scope: Scope) -> Value:
+        """``[torch.linspace(-1, 1, s) for s in size]``: a list whose members are the element's value."""
+        inner = Scope(scope.func, scope, {})
+        comp = e.for_in
+        while comp is not None:
+            self.bind(comp.target, self.iter_element(comp.iter, inner), inner)
+            comp = comp.inner_for_in
+        v = self.infer(e.elt, inner)
+        return Value(LIST, item=v if v.kind != UNKNOWN else None)
+
+    def _dict_literal(self, e: cst.Dict, scope: Scope) -> Value:
+        """``{"a": (torch.linspace(0, 1, 5), True), ...}``: a dict whose values share one value."""
+        item: Optional[Value] = None
+        for el in e.elements:
+            if not isinstance(el, cst.DictElement):
+                return Value(DICT)  # **splat
+            v = self.infer(el.value, scope)
+            item = v if item is None else join_members(item, v)
+            if item.kind == UNKNOWN:
+                return Value(DICT)
+        return Value(DICT, item=item)
+
+    def _attribute(self, e: cst.Attribute, scope: Scope) -> Value:
+        attr = e.attr.value
+        q = self.aliases.qualify(e)
+        if q is not None:
+            if q.startswith("torch.") and attr in DTYPE_NAMES:
+                return Value(DTYPE)
+            if q in facts.float_constants() or q in api.HOST_FLOAT_CONSTANTS:
+                return number("float")
+            return _function_reference(q)
+        base = self.infer(e.value, scope)
+        if base.kind == SELF:
+            local = scope.lookup(SELF_ATTR + attr)
+            return local if local is not None else self.self_attr(scope.cls, attr)
+        if base.kind == BATCH:
+            if attr in SHAPE_ATTRS or attr in api.ATTR_NUMBER or attr in ("dtype", "device"):
+                # a part's `.shape`, `.ndim`, `.dtype`, `.device`: Python-side values, as a tensor's
+                return self._attribute_of(tensor(base.device), attr)
+            return base  # batch.images (a dataclass or named tuple of host tensors)
+        if base.kind in (MODULE, OBJECT) and base.cls is not None and attr not in SHAPE_ATTRS:
+            # `meter.total`, `out.loss`: what the class stores there (here, or in another file)
+            local = self._local_class(base.cls)
+            if local is not None:
+                return self.self_attr(local, attr)
+            if base.cls.split(".")[0] not in EXTERNAL_ROOTS:
+                return self._ref(("attr", base.cls, attr))
+        return self._attribute_of(base, attr)
+
+    @staticmethod
+    def _attribute_of(base: Value, attr: str) -> Value:
+        if attr in SHAPE_ATTRS and base.kind not in (NDARRAY,):
+            return Value(SIZE)  # `.shape`, a distribution's `batch_shape`: Python ints, whatever holds them
+        if base.kind == TENSOR:
+            if attr == "shape":
+                return Value(SIZE)
+            if attr == "device":
+                return Value(DEVICE, device=base.device)
+            if attr == "dtype":
+                return Value(DTYPE)
+            if attr in api.ATTR_NUMBER:
+                return number()
+            if attr in api.ATTR_TENSOR:
+                return tensor(base.device, base.dtype if attr != "grad" else None)
+        return UNKNOWN_VALUE
+
+    def _subscript(self, e: cst.Subscript, scope: Scope) -> Value:
+        base = self.infer(e.value, scope)
+        if base.kind == MODULE and base.elts and len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Index):
+            i = _int_literal(e.slice[0].slice.value)  # `self.model[-1]` of an nn.Sequential built here
+            return base.elts[i] if i is not None and -len(base.elts) <= i < len(base.elts) else UNKNOWN_VALUE
+        if base.kind == BATCH:
+            return base  # batch["image"], batch[0]
+        if base.kind == TENSOR:
+            if any(isinstance(el.slice, cst.Index) and isinstance(el.slice.value, cst.SimpleString) for el in e.slice):
+                return UNKNOWN_VALUE  # `obj["key"]`: no tensor takes a str index, so `obj` was mis-typed
+            ndim = self._indexed_ndim(base.ndim, e, scope)
+            return tensor(base.device, base.dtype).with_(assumed=base.assumed, ndim=ndim, zero_dim=ndim == 0)
+        if base.kind == TENSOR_SEQ:
+            if len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Slice):
+                return base
+            return tensor(base.device, base.dtype).with_(ndim=base.ndim, zero_dim=base.ndim == 0)
+        if base.kind == SIZE:
+            if len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Slice):
+                return Value(SIZE)
+            return INT
+        if base.kind in (TUPLE, LIST, DICT) and base.item is not None and not base.elts and len(e.slice) == 1:
+            if isinstance(e.slice[0].slice, cst.Slice):
+                return base if base.kind != DICT else UNKNOWN_VALUE
+            return base.item
+        if base.kind in (TUPLE, LIST) and base.elts and len(e.slice) == 1:
+            idx = e.slice[0].slice
+            if isinstance(idx, cst.Index):
+                i = _int_literal(idx.value)
+                if i is not None and -len(base.elts) <= i < len(base.elts):
+                    return base.elts[i]
+        if base.kind == UNKNOWN and len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Index):
+            # only a tensor takes a device boolean mask (a list cannot, numpy cannot read a GPU one)
+            mask = self.infer(e.slice[0].slice.value, scope)
+            if mask.kind == TENSOR and mask.dtype == "bool" and mask.device != CPU and not mask.assumed:
+                return tensor(mask.device)
+        return UNKNOWN_VALUE
+
+    def _indexed_ndim(self, ndim: Optional[int], e: cst.Subscript, scope: Scope) -> Optional[int]:
+        """Dimensions left after ``x[0, :, None]``: Python integers take one each, slices none,
+        ``None`` adds one; an ellipsis or a tensor index leaves it unknown."""
+        if ndim is None:
+            return None
+        for el in e.slice:
+            s = el.slice
+            if isinstance(s, cst.Slice):
+                continue
+            if isinstance(s.value, cst.Name) and s.value.value == "None":
+                ndim += 1
+                continue
+            if isinstance(s.value, cst.Ellipsis):
+                return None
+            v = self.infer(s.value, scope)
+            if v.kind != NUMBER or v.dtype not in ("int", None):
+                return None
+            ndim -= 1
+        return ndim if ndim >= 0 else None
+
+    def _binary(self, e: cst.BinaryOperation, scope: Scope) -> Value:
+        a, b = _device_batch_member(self.infer(e.left, scope)), _device_batch_member(self.infer(e.right, scope))
+        if TENSOR in (a.kind, b.kind):
+            other = b if a.kind == TENSOR else a
+            if other.kind not in (TENSOR, NUMBER, SIZE, NDARRAY, LIST, UNKNOWN):
+                return UNKNOWN_VALUE
+            devices = {v.device for v in (a, b) if v.kind == TENSOR}
+            device = CUDA if CUDA in devices else (CPU if devices == {CPU} else None)
+            if isinstance(e.operator, (cst.Divide,)):
+                dtype = "float"
+            elif isinstance(e.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)) and {a.dtype, b.dtype} <= {"bool"}:
+                dtype = "bool"
+            elif a.kind == b.kind == TENSOR:
+                dtype = a.dtype if a.dtype == b.dtype else None
+            else:
+                t = a if a.kind == TENSOR else b
+                dtype = t.dtype if t.dtype != "bool" else None
+            # `n // 2` of an assumed input is as much a guess as `n`
+            out = tensor(device, dtype).with_(assumed=all(v.assumed for v in (a, b) if v.kind == TENSOR))
+            dims = [v.ndim if v.kind == TENSOR else 0 if v.kind == NUMBER else None for v in (a, b)]
+            if None not in dims:  # broadcasting: the larger rank
+                out = out.with_(ndim=max(dims), zero_dim=max(dims) == 0)
+            return out
+        if a.kind == NUMBER and b.kind == NUMBER:
+            return number()
+        if a.kind == SIZE and b.kind in (SIZE, TUPLE) and isinstance(e.operator, cst.Add):
+            return Value(SIZE)
+        if a.kind == STR or (a.kind == b.kind and a.kind in (LIST, TUPLE)):
+            return Value(a.kind)
+        if isinstance(e.operator, cst.Multiply) and {a.kind, b.kind} & {LIST, TUPLE} and NUMBER in (a.kind, b.kind):
+            seq = a if a.kind in (LIST, TUPLE) else b  # `[i] * n`: a list of what it repeats
+            item = seq.item
+            for x in seq.elts:
+                item = x if item is None else join_members(item, x)
+            return Value(seq.kind, item=item if item is not None and item.kind != UNKNOWN else None)
+        if {a.kind, b.kind} <= {NUMBER, SIZE} and isinstance(e.operator, (cst.Multiply,)):
+            return Value(SIZE) if SIZE in (a.kind, b.kind) else number()
+        if a.kind == NDARRAY or b.kind == NDARRAY:
+            return Value(NDARRAY)
+        return UNKNOWN_VALUE
+
+    def _comparison(self, e: cst.Comparison, scope: Scope) -> Value:
+        if all(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in e.comparisons):
+            return BOOL
+        vals = [self.infer(e.left, scope)] + [self.infer(c.comparator, scope) for c in e.comparisons]
+        vals = [_device_batch_member(v) for v in vals]
+        tensors = [v for v in vals if v.kind == TENSOR]
+        if tensors:
+            devices = {v.device for v in tensors}
+            device = CUDA if CUDA in devices else (CPU if devices == {CPU} else None)
+            return tensor(device, "bool").with_(assumed=all(v.assumed for v in tensors))
+        if any(v.kind in (UNKNOWN, TENSOR_SEQ, MODULE, SELF) for v in vals):
+            return UNKNOWN_VALUE
+        if any(v.kind == NDARRAY for v in vals):
+            return Value(NDARRAY)
+        return BOOL
+
+
+def _int_literal(e: cst.BaseExpression) -> Optional[int]:
+    if isinstance(e, cst.Integer):
+        return int(e.evaluated_value)
+    if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Minus) and isinstance(e.expression, cst.Integer):
+        return -int(e.expression.evaluated_value)
+    return None
+
+def _device_batch_member(v: Value) -> Value:
+    """Arithmetic and comparisons on a part of a batch already on the device are on a GPU tensor
+    (default_collate made its numbers tensors)."""
+    return tensor(CUDA) if v.kind == BATCH and v.device == CUDA else v
+
+
+def _function_reference(q: str) -> Value:
+    """``torch.hamming_window`` named, not called: a value that calls it (functions only: a class
+    or module name stays unknown)."""
+    if q.startswith("torch.") and q.split(".")[-1][:1].islower():
+        f = facts.function(q)
+        if (f is not None and f.kind == "function") or q in api.FACTORIES:
+            return Value(FUNC, cls=q)
+    return UNKNOWN_VALUE
