@@ -82,6 +82,10 @@ def test_baseline_flow_write_shift_add_one(project, capsys):
     (b'{"tool": "other", "findings": []}', ["not a torchsync-lint baseline"]),
     (b'{"tool": "torchsync-lint", "version": 99, "findings": []}', ["version 99"]),
     (b'{"tool": "torchsync-lint", "version": 1, "findings": [{"code": "TSL001"}]}', ["findings[0]"]),
+    # crafted: json's decoder recurses per bracket (a RecursionError traceback before)
+    (b"[" * 100_000 + b"]" * 100_000, ["nested too deeply"]),
+    (b'{"tool": "torchsync-lint", "version": 1, "findings": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+     ["nested too deeply"]),
 ])
 def test_bad_baseline_is_one_line_and_exit_2(project, capsys, content, words):
     (project / "m.py").write_text(HEAD + BODY)

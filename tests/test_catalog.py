@@ -252,8 +252,25 @@ def test_catalog_command_rejects_a_missing_module(capsys):
     pytest.importorskip("torch")  # without it, the command says so first
     from torchsync_lint.cli import main
 
-    assert main(["catalog", "--module", "no_such_module_xyz.ops"]) == 2
+    assert main(["catalog", "--module", "no_such_module_xyz.ops", "--yes"]) == 2
     assert "no module named" in capsys.readouterr().err
+
+
+def test_catalog_command_warns_and_needs_yes(tmp_path, capsys):
+    """It runs the user's code: nothing is imported or called before the user agrees."""
+    from torchsync_lint.cli import main
+
+    (tmp_path / "sideeffects_xyz.py").write_text("open(__file__ + '.imported', 'w').close()\n")
+    import sys as _sys
+    _sys.path.insert(0, str(tmp_path))
+    try:
+        assert main(["catalog", "--module", "sideeffects_xyz"]) == 2
+    finally:
+        _sys.path.remove(str(tmp_path))
+    err = capsys.readouterr().err
+    assert "imports sideeffects_xyz" in err and "calls every\npublic callable" in err
+    assert err.rstrip().endswith("Pass --yes to go ahead.")
+    assert not (tmp_path / "sideeffects_xyz.py.imported").exists()
 
 
 def test_catalog_command_sweeps_a_user_module(tmp_path, monkeypatch):
@@ -266,7 +283,7 @@ def test_catalog_command_sweeps_a_user_module(tmp_path, monkeypatch):
     out = tmp_path / "catalog.json"
     env = dict(__import__("os").environ, PYTHONPATH=f"{tmp_path}:{__import__('os').getcwd()}")
     proc = subprocess.run([sys.executable, "-m", "torchsync_lint", "catalog", "--module", "userlib.ops", "--device", "cpu",
-                           "--out", str(out)], capture_output=True, text=True, env=env, cwd=tmp_path)
+                           "--yes", "--out", str(out)], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(out.read_text(encoding="utf-8"))
     assert list(data["entries"]) == ["userlib.ops.keep_positive"]

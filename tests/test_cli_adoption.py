@@ -47,7 +47,7 @@ def test_stdin_with_a_filename(project, capsys, monkeypatch):
 def test_stdin_filename_alone_reads_stdin_and_per_file_ignores_apply(project, capsys, monkeypatch):
     (project / "pyproject.toml").write_text('[tool.torchsync-lint.per-file-ignores]\n"legacy/*" = ["TSL001"]\n')
     monkeypatch.setattr(sys, "stdin", FakeStdin(SYNC.encode()))
-    assert run(capsys, "--stdin-filename", "legacy/m.py") == (0, "", "")
+    assert run(capsys, "--stdin-filename", "legacy/m.py") == (0, "All checks passed.\n", "")
 
 
 def test_stdin_errors_and_force_exclude(project, capsys, monkeypatch):
@@ -106,7 +106,8 @@ def test_full_format_shows_the_line_and_a_caret(project, capsys, monkeypatch):
 def test_summary_counts_hidden_baseline_and_fixable():
     f = Finding("m.py", 1, 1, 1, 2, "TSL001", "item-call", "m")
     assert summary_line([f], [], Extras()) == "Found 1 finding.\n"
-    assert summary_line([], [], Extras()) == ""
+    assert summary_line([], [], Extras()) == "All checks passed.\n"
+    assert summary_line([], [], Extras(checked=False)) == ""  # nothing checked: no claim about it
     extras = Extras(hidden=Counter({"once": 2, "periodic": 1}), baseline=3)
     assert summary_line([f, f], [FileError("x.py", "bad")], extras) == \
         "Found 2 findings (3 hidden: 1 periodic, 2 once; 3 in the baseline; 1 file error).\n"
@@ -167,7 +168,7 @@ def test_add_noqa_silences_every_finding_and_is_idempotent(project, capsys):
     text = (project / "m.py").read_text()
     assert "a = x.sum().item()  # noqa: E501, TSL001\n" in text
     assert "b = x.max().item()  # noqa: TSL001\n" in text
-    assert run(capsys, "m.py") == (0, "", "")  # and no unused-noqa either
+    assert run(capsys, "m.py") == (0, "All checks passed.\n", "")  # and no unused-noqa either
     assert run(capsys, "--add-noqa", "m.py")[2].startswith("torchsync-lint: added 0 noqa")
     assert (project / "m.py").read_text() == text
 

@@ -143,3 +143,22 @@ def test_precommit_hook_definition():
 def test_demo_example_has_findings():
     source = (REPO / "examples" / "lint_demo.py").read_text(encoding="utf-8")
     assert lint_source(source, "lint_demo.py")
+
+
+def test_rule_pages_link_only_to_what_ships():
+    """--explain and the editor's hover show a rule's page wherever the package is installed:
+    it links other rule pages or URLs, and names a repository path (docs, benchmarks, tests, which
+    do not ship) only as a link to the repository or as code."""
+    from torchsync_lint.check.noqa import META_RULES
+    from torchsync_lint.cli.docgen import meta_markdown, rule_markdown
+    from torchsync_lint.rules.registry import all_rules
+
+    pages = [rule_markdown(r) for r in all_rules().values()] + [meta_markdown(m) for m in META_RULES]
+    for page in pages:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page):
+            assert target.startswith("https://") or re.fullmatch(r"TSL\d{3}\.md(#[\w-]+)?", target), target
+        prose = re.sub(r"```.*?```", "", page, flags=re.S)
+        prose = re.sub(r"`[^`]*`", "", prose)
+        prose = re.sub(r"\[[^\]]*\]\([^)]*\)", "", prose)
+        bare = re.findall(r"(?<![\w/.])(?:docs|bench|tests)/[\w./-]*\w", prose)
+        assert bare == [], f"{page.splitlines()[1]}: {bare}"

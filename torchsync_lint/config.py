@@ -52,9 +52,13 @@ class Config:
     # Qualified names of the user's own syncing callables, flagged by TSL110 (``extra-sync-calls``).
     extra_sync_calls: List[str] = field(default_factory=list)
 
+    # a repository's ``cache-dir`` that leads outside its project: why it is refused (no cache is
+    # kept; the CLI stops with this message unless ``--cache-dir`` is given)
+    cache_dir_refused: Optional[str] = None
+
     def cache_path(self) -> Optional[str]:
         """Where the CLI keeps its cache, or None with caching off."""
-        if not self.cache:
+        if not self.cache or self.cache_dir_refused:
             return None
         if self.cache_dir:
             return self.cache_dir if os.path.isabs(self.cache_dir) else os.path.join(self.root, self.cache_dir)

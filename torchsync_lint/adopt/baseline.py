@@ -94,6 +94,8 @@ def load(path: str) -> Set[str]:
         raise BaselineError(f"{path}: cannot read the baseline: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise BaselineError(f"{path}: not a baseline (invalid JSON: {exc})") from None
+    except RecursionError:  # json's decoder recurses once per nested bracket
+        raise BaselineError(f"{path}: not a baseline (JSON nested too deeply to read)") from None
     if not isinstance(doc, dict) or doc.get("tool") != "torchsync-lint" or not isinstance(doc.get("findings"), list):
         raise BaselineError(f"{path}: not a torchsync-lint baseline (write one with --write-baseline)")
     if doc.get("version") != BASELINE_VERSION:

@@ -16,11 +16,13 @@ import difflib
 import re
 import tokenize
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from io import BytesIO
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor
 
 from torchsync_lint.check.lint_source import lint_source
 from torchsync_lint.check.source import decode, module_name_for
@@ -201,30 +203,19 @@ def _name_hint(source: str, start: int) -> str:
 
 
 # -- imports -------------------------------------------------------------------------------
-def _is_future_import(stmt: cst.CSTNode) -> bool:
-    return (isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.ImportFrom)
-            and isinstance(stmt.body[0].module, cst.Name) and stmt.body[0].module.value == "__future__")
-
-
-def _import_insertion(source: str, module: str) -> Optional[Tuple[int, str]]:
-    """``import module`` on the line of the first statement after the docstring and the
-    ``from __future__`` imports, unless a top-level ``import module`` is there already."""
-    wrapper = cst.metadata.MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
-    tree = wrapper.module
-    for stmt in tree.body:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                if isinstance(small, cst.Import) and any(
-                        a.asname is None and tree.code_for_node(a.name) == module for a in small.names):
-                    return None
-    nl = _newline(source)
-    line = f"import {module}{nl}"
-    for i, stmt in enumerate(tree.body):
-        if (i == 0 and _is_docstring(stmt)) or _is_future_import(stmt):
-            continue
-        start = wrapper.resolve(cst.metadata.PositionProvider)[stmt].start.line
-        return _line_starts(source)[start - 1], line
-    return len(source), (line if source.endswith(("\n", "\r")) or not source else nl + line)
+def _with_imports(source: str, modules: Sequence[str]) -> str:
+    """``source`` with ``import module`` for each module it lacks, placed by LibCST's own codemod
+    helper (``AddImportsVisitor``: after the module's leading imports, past the docstring and
+    ``from __future__``; nothing when a plain ``import module`` is there). A source that does not
+    parse comes back as it is (the caller's parse check then refuses the fix)."""
+    try:
+        module = cst.parse_module(source)
+    except (cst.ParserSyntaxError, RecursionError, ValueError):
+        return source
+    context = CodemodContext()
+    for name in modules:
+        AddImportsVisitor.add_needed_import(context, name)
+    return AddImportsVisitor(context).transform_module(module).code
 
 
 # -- one file --------------------------------------------------------------------------------
@@ -271,17 +262,14 @@ def apply_fixes(source: str, findings: Sequence, unsafe: bool) -> Tuple[str, Cou
     edits = list(replaced)
     if placer is not None:
         edits.extend((at, at, text) for at, text in placer.insertions())
-    for module in sorted(imports):
-        imp = _import_insertion(source, module)
-        if imp is not None:
-            edits.append((imp[0], imp[0], imp[1]))
     pieces, pos = [], 0
     for start, end, text in sorted(edits, key=lambda e: (e[0], e[1])):
         pieces.append(source[pos:start])
         pieces.append(text)
         pos = max(pos, end)
     pieces.append(source[pos:])
-    return "".join(pieces), counts
+    out = "".join(pieces)
+    return (_with_imports(out, sorted(imports)) if imports else out), counts
 
 
 # -- files and the command line ----------------------------------------------------------------
@@ -304,11 +292,31 @@ def _parses(source: str, path: str) -> Optional[str]:
     return None
 
 
-def fix_source(source: str, path: str, findings: Sequence, config, unsafe: bool) -> Tuple[str, Counter, Optional[str]]:
-    """Apply fixes to one file's text, re-linting and fixing again until nothing changes.
+def _key(f) -> Tuple:
+    return f.code, f.line, f.col, f.end_line, f.end_col
+
+
+def fresh_fixes(source: str, path: str, findings: Sequence, config, project=None) -> List:
+    """The findings of ``findings`` that checking ``source`` now reports too, each with the fix
+    its rule computes from ``source``. A run's findings may come from the report cache, a folder
+    anyone who can write the project can craft: the run chooses which findings to fix, the
+    source alone what their fixes write. Every finding is reported here (``include_cold``; the
+    run has already applied the settings and noqa comments), with the project's values when
+    ``project`` (an ``OnDemand``) is given."""
+    wanted_keys = {_key(f) for f in findings}
+    every = replace(config, include_cold=True)
+    fresh = lint_source(source, path, every, module_name=module_name_for(path)[0], inline_noqa=False,
+                        project=project)
+    return [f for f in fresh if _key(f) in wanted_keys]
+
+
+def fix_source(source: str, path: str, findings: Sequence, config, unsafe: bool,
+               project=None) -> Tuple[str, Counter, Optional[str]]:
+    """Apply fixes to one file's text, re-linting and fixing again until nothing changes; every
+    fix is computed from the text it rewrites (``fresh_fixes``), never taken from ``findings``.
     Returns the new text, fixes per code, and an error (then the text is the original)."""
     module_name = module_name_for(path)[0]
-    out, counts = apply_fixes(source, findings, unsafe)
+    out, counts = apply_fixes(source, fresh_fixes(source, path, findings, config, project), unsafe)
     for _ in range(MAX_PASSES - 1):
         if not counts:
             break
@@ -326,7 +334,7 @@ def fix_source(source: str, path: str, findings: Sequence, config, unsafe: bool)
     return out, counts, None
 
 
-def fix_file(path: str, findings: Sequence, config, unsafe: bool) -> FileFix:
+def fix_file(path: str, findings: Sequence, config, unsafe: bool, project=None) -> FileFix:
     """Fix one file in memory (written by the caller, in the file's own encoding)."""
     try:
         with open(path, "rb") as fh:
@@ -336,7 +344,7 @@ def fix_file(path: str, findings: Sequence, config, unsafe: bool) -> FileFix:
     except (OSError, SyntaxError, ValueError) as exc:
         return FileFix(path, "", "", "utf-8", Counter(), f"cannot read the file to fix it: {exc}")
     try:
-        after, counts, error = fix_source(source, path, findings, config, unsafe)
+        after, counts, error = fix_source(source, path, findings, config, unsafe, project)
     except Exception as exc:  # a bug of ours must not lose the user's file or end the run
         error = f"internal error while fixing, please report: {type(exc).__name__}: {exc}"
         after, counts = source, Counter()

@@ -15,10 +15,12 @@ import tokenize
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
+from flake8.defaults import NOQA_INLINE_REGEXP
+
 from torchsync_lint.finding import Finding
 
-# flake8's own NOQA_INLINE_REGEXP (flake8/defaults.py, 6.x and 7.x); tests compare the two
-NOQA_INLINE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
+# flake8's own regular expression (a dependency): a line is silenced here exactly when flake8 would
+NOQA_INLINE = NOQA_INLINE_REGEXP
 NOQA_FILE = re.compile(r"#\s*torchsync-lint\s*:\s*noqa(?::\s?(?P<codes>[A-Z0-9,\s]+))?\s*$", re.IGNORECASE)
 CODE_SEP = re.compile(r"[,\s]+")
 

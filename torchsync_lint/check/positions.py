@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
-from libcst._position import CodePosition, CodeRange
+from libcst.metadata import CodePosition, CodeRange
 from libcst.metadata.position_provider import WhitespaceInclusivePositionProvidingCodegenState
 
 

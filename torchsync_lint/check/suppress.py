@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
-import fnmatch
-import os
 from typing import Dict, List
 
+from torchsync_lint.check import globs
 from torchsync_lint.check.noqa import Suppressions
 from torchsync_lint.config import Config
 from torchsync_lint.finding import Finding
 
 
 def per_file_codes(config: Config, path: str) -> List[str]:
-    """Codes ``per-file-ignores`` turns off for ``path``: shell globs (``*`` also crosses ``/``)
-    tried against the path relative to the configuration's folder, the path as given, and its name."""
-    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(config.root))
+    """Codes ``per-file-ignores`` turns off for ``path``: gitignore-style patterns (``globs``, the
+    dialect of ``exclude``) matched against the path relative to the configuration's folder."""
+    if not config.per_file_ignores:
+        return []
+    rel = globs.relative(path, config.root)
     out: List[str] = []
     for pattern, codes in config.per_file_ignores.items():
-        if any(fnmatch.fnmatch(p, pattern) for p in (rel, path, os.path.basename(path))):
+        if rel and globs.spec((pattern,)).match_file(rel):
             out.extend(codes)
     return out
 

@@ -21,7 +21,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="module whose public callables are swept (repeatable), e.g. mylib.ops")
     p.add_argument("--out", metavar="FILE", help="write the entries here (JSON; default: stdout)")
     p.add_argument("--device", default="cuda", help="device to run on (default: cuda; cpu only checks that calls run)")
+    p.add_argument("--yes", action="store_true",
+                   help="go ahead: import the modules and call every public callable with made-up arguments")
     return p
+
+
+def warning(modules: List[str]) -> str:
+    """What the sweep does to the user's code, said before it does it."""
+    names = ", ".join(modules)
+    return (f"torchsync-lint catalog: this imports {names} (running its import-time code) and calls every\n"
+            "public callable in it with synthesised arguments, in child processes on this machine: a\n"
+            "callable that writes files, deletes things, sends requests or starts jobs will do so.\n"
+            "Sweep only modules of pure tensor functions. Pass --yes to go ahead.")
 
 
 def _error(message: str) -> int:
@@ -34,6 +45,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
+    if not args.yes:
+        print(warning(args.module), file=sys.stderr)
+        return 2
     if importlib.util.find_spec("torch") is None:
         return _error("the catalog sweep needs torch: pip install 'torchsync-lint[verify]'")
     for name in args.module:

@@ -3,25 +3,30 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import json
 import os
 import sys
 from typing import List, Optional
 
 from torchsync_lint import __version__
 from torchsync_lint.adopt.baseline import BaselineError
+from torchsync_lint.check.lint_source import lint_source
 from torchsync_lint.check.noqa import META_RULES
 from torchsync_lint.cli import add_noqa as add_noqa_command
 from torchsync_lint.cli import catalog as catalog_command
 from torchsync_lint.cli import fix as fix_command
 from torchsync_lint.cli import lint as lint_command
 from torchsync_lint.cli import trace as trace_command
-from torchsync_lint.cli.docgen import rule_markdown
+from torchsync_lint import server as server_command
+from torchsync_lint.cli.docgen import meta_markdown, rule_markdown
 from torchsync_lint.cli.output import FORMATS, Extras, render, statistics
 from torchsync_lint.config import Config, ConfigError, RuleSelection
 from torchsync_lint.finding import LintResult
 from torchsync_lint.rules.registry import all_rules, rule_by_key
 from torchsync_lint.run import workers
 from torchsync_lint.run.files import iter_python_files
+from torchsync_lint.run.ondemand import project_root
 from torchsync_lint.run.settings import apply_selection, check_code, find_pyproject, load
 from torchsync_lint.verify import cli_verify, summary
 from torchsync_lint.verify import prestart as verify_prestart
@@ -49,14 +54,33 @@ def _jobs(text: str) -> int:
     return n
 
 
+SUBCOMMANDS = """\
+subcommands (each has its own --help):
+  torchsync-lint server                  the language server for editors (LSP over stdio)
+  torchsync-lint trace [...] -- CMD ...  run a program and report the syncs it really makes
+  torchsync-lint catalog --module M      measure which callables of your module sync (on a GPU)
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (the message), not the usage block before it."""
+
+    def error(self, message: str):
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="torchsync-lint",
         description="Find host-device synchronisations that stall PyTorch GPUs.",
+        epilog=SUBCOMMANDS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("paths", nargs="*", help="files or directories to lint (directories recursively)")
     p.add_argument("--select", type=_codes, help="comma-separated code prefixes to enable (e.g. TSL,TSL101)")
     p.add_argument("--ignore", type=_codes, help="comma-separated code prefixes to disable")
+    p.add_argument("--extend-ignore", type=_codes, action="extend", default=[], metavar="CODES",
+                   help="code prefixes to disable, in addition (as --ignore)")
     p.add_argument("--extend-select", type=_codes, default=[], help="code prefixes to add to the selection")
     p.add_argument("--output-format", "--format", dest="format", choices=FORMATS, default="text",
                    help="output format (default: text; full adds the source line and a caret)")
@@ -93,6 +117,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--unsafe-fixes", action="store_true",
                    help="with --fix or --diff, also apply unsafe fixes (they can change behaviour)")
     p.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; change no file")
+    p.add_argument("--fix-only", action="store_true", help="apply the fixes and report nothing else")
+    p.add_argument("--exit-non-zero-on-fix", action="store_true",
+                   help="with --fix or --fix-only, exit 1 when a fix was applied, even if nothing is left")
+    p.add_argument("--show-fixes", action="store_true",
+                   help="mark fixable findings with [*]; with --fix, list the fixes applied")
+    p.add_argument("--show-settings", action="store_true", help="print the resolved settings and exit")
+    p.add_argument("--show-files", action="store_true", help="print the files that would be checked and exit")
     p.add_argument("--version", action="version", version=f"torchsync-lint {__version__}")
     add_verify_arguments(p)
     return p
@@ -104,6 +135,10 @@ def _error(message: str) -> int:
 
 
 def explain(key: str) -> int:
+    for meta in META_RULES:  # codes about comments (TSL901): listed by --list-rules, explained here
+        if key.upper() == meta.code or key == meta.name:
+            sys.stdout.write(meta_markdown(meta))
+            return EXIT_CLEAN
     try:
         rule = rule_by_key(key)
     except KeyError:
@@ -127,7 +162,7 @@ def configure(args: argparse.Namespace) -> Config:
     first = args.paths[0] if args.paths and args.paths[0] != "-" else (args.stdin_filename or ".")
     pyproject = None if args.isolated else (args.config or find_pyproject(first))
     config = load(pyproject)
-    config.layers.append(RuleSelection(args.select, args.extend_select, args.ignore or []))
+    config.layers.append(RuleSelection(args.select, args.extend_select, (args.ignore or []) + args.extend_ignore))
     apply_selection(config)
     for flag in ("include_cold", "force_exclude", "respect_gitignore", "cache", "hot_tests"):
         if getattr(args, flag) is not None:
@@ -135,7 +170,15 @@ def configure(args: argparse.Namespace) -> Config:
     config.hot_functions = config.hot_functions + args.hot_function
     config.cold_functions = config.cold_functions + args.cold_function
     if args.cache_dir:
-        config.cache_dir = args.cache_dir
+        config.cache_dir = os.path.abspath(args.cache_dir)  # the user's own choice: anywhere
+        config.cache_dir_refused = None
+    elif config.cache and config.cache_dir_refused:
+        raise ConfigError(config.cache_dir_refused)
+    if config.source is None:
+        # no pyproject.toml: the project's root (a .git, setup.py, setup.cfg above the first path)
+        # roots fingerprints and the cache, so a run from a subfolder agrees with one from the top
+        start = first if first != "-" else "."
+        config.root = project_root(os.path.join(start, "_") if os.path.isdir(start) else start) or os.path.abspath(".")
     return config
 
 
@@ -155,7 +198,10 @@ def report(args: argparse.Namespace, result: LintResult, extras: Optional[Extras
         except OSError as exc:
             return _error(f"{args.output_file}: cannot write: {exc.strerror or exc}")
     else:
-        sys.stdout.write(out)
+        try:
+            write_stdout(out)
+        except OSError as exc:
+            return _stdout_failed(exc)
     if result.errors:
         return EXIT_ERROR
     if result.findings and not args.exit_zero:
@@ -163,11 +209,38 @@ def report(args: argparse.Namespace, result: LintResult, extras: Optional[Extras
     return EXIT_CLEAN
 
 
+def write_stdout(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()  # here, where a closed pipe or a full disk can be answered
+
+
+def _stdout_failed(exc: OSError) -> int:
+    """stdout cannot take the report: a reader that went away (``| head``) ends the run quietly,
+    exit 0, as other command-line tools do; anything else (a full disk) is one line, exit 2.
+    Either way stdout is pointed at /dev/null, so that the interpreter's last flush cannot fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    if isinstance(exc, BrokenPipeError) or exc.errno == errno.EPIPE:
+        return EXIT_CLEAN
+    return _error(f"cannot write the report: {exc.strerror or exc}")
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """The command. Ctrl-C and SIGTERM end it with one line, exit 130 or 143, and no worker left."""
     try:
         with workers.terminate_as_exception():
-            return _main(argv)
+            code = _main(argv)
+            sys.stdout.flush()
+            return code
+    except BrokenPipeError as exc:  # stdout's reader went away while something else was printed
+        return _stdout_failed(exc)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
+            raise
+        return _stdout_failed(exc)
     except KeyboardInterrupt:
         print("torchsync-lint: interrupted", file=sys.stderr)
         return 130
@@ -182,6 +255,8 @@ def _main(argv: Optional[List[str]]) -> int:
         return trace_command.main(argv[1:])
     if argv[:1] == ["catalog"]:  # `torchsync-lint catalog --module mylib.ops`
         return catalog_command.main(argv[1:])
+    if argv[:1] == ["server"]:  # `torchsync-lint server`: the language server (LSP over stdio)
+        return server_command.main(argv[1:])
     parser = build_parser()
     try:
         args = parser.parse_args(normalize_argv(sys.argv[1:] if argv is None else list(argv)))
@@ -201,6 +276,10 @@ def _main(argv: Optional[List[str]]) -> int:
         known = lint_command.load_baseline(args)
     except (ConfigError, BaselineError) as exc:
         return _error(str(exc))
+    if args.show_settings:
+        return show_settings(args, config)
+    if args.show_files:
+        return show_files(args, config)
     linted: List[str] = []
     started: list = []
     if verify_wanted(args):
@@ -216,30 +295,145 @@ def _main(argv: Optional[List[str]]) -> int:
 
 def _lint_and_report(args: argparse.Namespace, config: Config, known, linted: List[str], started: list) -> int:
     note = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr))
+    if not config.enabled:
+        note("torchsync-lint: warning: no rules selected: nothing checked")
+        return EXIT_CLEAN
+    if args.fix_only:
+        args.fix = True
     try:
         result, sources = lint_command.lint(args, config, note)
     except lint_command.UsageError as exc:
         return _error(str(exc))
+    err = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
+    if args.paths == [lint_command.STDIN] and (args.fix or args.diff):
+        return fix_stdin(args, config, result, sources, known, err)
+    fixed = None
     if args.fix or args.diff:  # rewrite the files, then report what is left (or print the diff)
-        code = fix_command.run(args, config, result, lambda msg: print(msg, file=sys.stderr))
-        if code is not None:
-            return code
+        fixed = fix_command.run(args, config, result, err)
+        if fixed.code is not None:
+            return fixed.code
+        if args.show_fixes:
+            fix_command.show_fixes(fixed.applied, err)
+        if args.fix_only:
+            for e in result.errors:
+                err(str(e))
+            return EXIT_ERROR if result.errors else _on_fix(args, fixed.total, EXIT_CLEAN)
         result, sources = lint_command.lint(args, config, note)
     if args.add_noqa:
         return add_noqa_command.write_noqa(result)
+    if not result.files_checked and not result.errors and not args.quiet and lint_command.STDIN not in args.paths:
+        where = ", ".join(args.paths)
+        err(f"torchsync-lint: warning: no Python files found in {where}: nothing checked")
     try:
         extras = lint_command.finish(args, config, result, sources, known)
     except BaselineError as exc:
         return _error(str(exc))
+    extras.show_fixes = args.show_fixes
+    extras.checked = bool(result.files_checked)
     # Steps that add to the result (e.g. runtime verification of the findings) go here.
     if verify_wanted(args):  # runs the code in a child process; only that process imports torch
         handed = list(started)
         started.clear()  # cli_verify closes the children it does not use
-        code = cli_verify(args, config, result, lambda msg: print(msg, file=sys.stderr), linted, handed)
+        code = cli_verify(args, config, result, err, linted, handed)
         if code is not None:
             return code
         status = report(args, result, extras)
         if args.format == "text":
-            sys.stdout.write(summary(result.findings))
+            write_stdout(summary(result.findings))
         return status
-    return report(args, result, extras)
+    status = report(args, result, extras)
+    return _on_fix(args, fixed.total if fixed is not None else 0, status)
+
+
+def _on_fix(args: argparse.Namespace, applied: int, status: int) -> int:
+    """``--exit-non-zero-on-fix``: a run that fixed something exits 1 at least."""
+    if args.exit_non_zero_on_fix and applied and status == EXIT_CLEAN:
+        return EXIT_FINDINGS
+    return status
+
+
+def fix_stdin(args, config, result, sources, known, err) -> int:
+    """``--fix`` / ``--fix-only`` / ``--diff`` on the buffer read from stdin (Ruff's contract, which
+    editors rely on): the whole fixed buffer on stdout (a diff with ``--diff``), what is left on
+    stderr, the file of that name on disk never read or written. A buffer that cannot be fixed is
+    given back unchanged, byte for byte, so an editor that replaces its text with stdout loses nothing."""
+    name = args.stdin_filename or lint_command.STDIN
+    source = sources.text.get(name)
+    for e in result.errors:
+        err(str(e))
+    fixed = fix_command.fix_stdin(args, config, result, name, source, err)
+    try:
+        if args.diff:
+            write_stdout(fix_command.stdin_diff(name, source or "", fixed.text))
+        elif fixed.error is not None or source is None:
+            sys.stdout.buffer.write(sources.raw.get(name, b""))
+            sys.stdout.flush()
+        else:
+            write_stdout(fixed.text)
+    except OSError as exc:
+        return _stdout_failed(exc)
+    if fixed.error is not None or result.errors:
+        return EXIT_ERROR
+    applied = sum(fixed.counts.values())
+    if args.show_fixes and not args.diff:
+        fix_command.show_fixes({name: fixed.counts}, err)
+    if args.diff:
+        return EXIT_FINDINGS if fixed.text != source else EXIT_CLEAN
+    if args.fix_only:
+        return _on_fix(args, applied, EXIT_CLEAN)
+    # what is left, on stderr (stdout holds the buffer)
+    try:
+        left = lint_source(fixed.text, name, config)
+    except (SyntaxError, RecursionError):
+        left = []
+    rest = LintResult(findings=left, files_checked=1)
+    sources.text[name] = fixed.text
+    try:
+        extras = lint_command.finish(args, config, rest, sources, known)
+    except BaselineError as exc:
+        return _error(str(exc))
+    extras.summary = False
+    if rest.findings and not args.quiet:
+        sys.stderr.write(render("text", rest.findings, [], extras))
+    status = EXIT_FINDINGS if rest.findings and not args.exit_zero else EXIT_CLEAN
+    return _on_fix(args, applied, status)
+
+
+def show_settings(args: argparse.Namespace, config: Config) -> int:
+    """``--show-settings``: what the run would use, resolved (JSON with ``--output-format json``)."""
+    settings = {
+        "source": config.source,
+        "root": os.path.abspath(config.root),
+        "enabled": sorted(config.enabled or ()),
+        "per-file-ignores": config.per_file_ignores,
+        "hot-functions": config.hot_functions,
+        "cold-functions": config.cold_functions,
+        "include-cold": config.include_cold,
+        "hot-tests": config.hot_tests,
+        "exclude": config.exclude,
+        "extend-exclude": config.extend_exclude,
+        "respect-gitignore": config.respect_gitignore,
+        "force-exclude": config.force_exclude,
+        "extra-sync-calls": config.extra_sync_calls,
+        "cache-dir": config.cache_path(),
+    }
+    if args.format == "json":
+        text = json.dumps(settings, indent=2) + "\n"
+    else:
+        width = max(len(k) for k in settings)
+        text = "".join(f"{k:{width}} = {json.dumps(v)}\n" for k, v in settings.items())
+    try:
+        write_stdout(text)
+    except OSError as exc:
+        return _stdout_failed(exc)
+    return EXIT_CLEAN
+
+
+def show_files(args: argparse.Namespace, config: Config) -> int:
+    """``--show-files``: the files a run would check, one a line."""
+    files = [path for path, _ in iter_python_files(args.paths, config) if path != lint_command.STDIN]
+    try:
+        write_stdout("".join(f"{path}\n" for path in dict.fromkeys(files)))
+    except OSError as exc:
+        return _stdout_failed(exc)
+    return EXIT_CLEAN

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import re
 import sys
 from pathlib import Path
 from typing import Dict
@@ -36,6 +37,26 @@ def sections(rule: type) -> Dict[str, str]:
     return out
 
 
+REPOSITORY = "https://github.com/torchsync-lint/torchsync-lint/blob/main/"
+# a path into the repository named in prose: docs, benchmarks and tests do not ship in the wheel,
+# so a page read by --explain or an editor's hover links them on the repository instead
+_REPO_PATH = re.compile(r"(?<![\w/.\[])(?<!\]\()((?:docs|bench|tests)/[\w./-]*\w)")
+
+
+def _link_repository_paths(text: str) -> str:
+    """Bare repository paths in prose (not in code) as links to the repository."""
+    out = []
+    for i, block in enumerate(re.split(r"(```.*?```)", text, flags=re.S)):
+        if i % 2:
+            out.append(block)
+            continue
+        spans = block.split("`")
+        for j in range(0, len(spans), 2):  # even pieces are outside `code`
+            spans[j] = _REPO_PATH.sub(lambda m: f"[{m.group(1)}]({REPOSITORY}{m.group(1)})", spans[j])
+        out.append("`".join(spans))
+    return "".join(out)
+
+
 def rule_markdown(rule: type) -> str:
     parts = [HEADER, f"# {rule.code} `{rule.name}`\n", f"> {rule.message}\n"]
     facts = [
@@ -46,8 +67,47 @@ def rule_markdown(rule: type) -> str:
     doc = sections(rule)
     for title in DOC_SECTIONS:
         if title in doc:
-            parts.append(f"## {title}\n\n{doc[title]}\n")
+            parts.append(f"## {title}\n\n{_link_repository_paths(doc[title])}\n")
     return "\n".join(parts)
+
+
+# the codes reported about comments rather than code (check.noqa.META_RULES): their pages for
+# --explain and the language server's hover (the full text is docs/suppression.md, which does not ship)
+META_DOCS = {
+    "TSL901": """## What it does
+
+Reports a code in a `# noqa: TSL...` comment that silences nothing on its line (the sync was fixed,
+or the code moved), or that names no rule (`# noqa: TSL999`).
+
+## Why is this bad?
+
+A stale `# noqa` hides the next sync written on that line, and a mistyped code silences nothing
+while looking as if it did.
+
+## Example
+
+```python
+n = mask.sum()  # noqa: TSL001
+```
+
+## Use instead
+
+```python
+n = mask.sum()
+```
+
+Bare `# noqa` and other tools' codes (`E501`) are never reported, nor are codes of rules the run
+does not check. Ignore it like any code (`--ignore TSL901`, `per-file-ignores`); flake8 does not
+report it.
+""",
+}
+
+
+def meta_markdown(meta) -> str:
+    """The page of a code reported about comments (``check.noqa.MetaRule``)."""
+    body = META_DOCS.get(meta.code, "")
+    return "\n".join([f"# {meta.code} `{meta.name}`\n", f"> {meta.message}\n",
+                      "*on by default; reported about `# noqa` comments, in any code.*\n", body])
 
 
 def index_markdown() -> str:

@@ -36,6 +36,7 @@ class Sources:
 
     def __init__(self) -> None:
         self.text: Dict[str, Optional[str]] = {}
+        self.raw: Dict[str, bytes] = {}  # stdin's bytes, as read (given back when they cannot be fixed)
 
     def get(self, path: str) -> Optional[str]:
         if path not in self.text:
@@ -72,8 +73,10 @@ def lint(args: argparse.Namespace, config: Config, note: Callable[[str], None]) 
     name = args.stdin_filename or STDIN
     result = LintResult(files_checked=1)
     if args.stdin_filename and config.force_exclude and excluded(config, name, False):
+        result.files_checked = 0  # pre-commit named an excluded file: nothing to say about it
         return result, sources
     data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8")
+    sources.raw[name] = data
     try:
         text = decode(data, name)
     except ValueError as exc:

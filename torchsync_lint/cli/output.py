@@ -29,6 +29,8 @@ class Extras:
     read_lines: Optional[Callable[[str], Optional[List[str]]]] = None  # for --output-format full
     color: bool = False
     summary: bool = True  # the closing "Found N ..." line (text formats)
+    show_fixes: bool = False  # mark findings --fix would fix with [*]
+    checked: bool = True  # some file was checked: a clean run says "All checks passed."
 
 
 def rule_info() -> Dict[str, object]:
@@ -64,7 +66,7 @@ def summary_line(findings: Sequence[Finding], errors: Sequence[FileError], extra
     empty when there is nothing at all to say."""
     hidden = sum(extras.hidden.values())
     if not findings and not hidden and not extras.baseline and not errors:
-        return ""
+        return "All checks passed.\n" if extras.checked else ""
     parts = []
     if hidden:
         order = [k for k in FREQUENCY_ORDER if extras.hidden.get(k)] + sorted(
@@ -90,12 +92,19 @@ def _label(f: Finding) -> str:
     return "" if freq == "every-step" else f" [{freq}]"
 
 
-def _line(f: Finding) -> str:
-    return f"{f.path}:{f.line}:{f.col}: {f.code} {f.message}{_label(f)}{_verify_suffix(f)}"
+def _fixable(f: Finding, extras: Extras) -> str:
+    """`` [*]`` before the message of a finding ``--fix`` would fix (with ``--show-fixes``)."""
+    fix = getattr(f, "fix", None)
+    return " [*]" if extras.show_fixes and fix is not None and getattr(fix, "applicability", "") == "safe" else ""
+
+
+def _line(f: Finding, extras: Optional[Extras] = None) -> str:
+    mark = _fixable(f, extras) if extras is not None else ""
+    return f"{f.path}:{f.line}:{f.col}: {f.code}{mark} {f.message}{_label(f)}{_verify_suffix(f)}"
 
 
 def text(findings: List[Finding], errors: List[FileError], extras: Extras) -> str:
-    lines = [_line(f) for f in findings]
+    lines = [_line(f, extras) for f in findings]
     out = "\n".join(lines) + ("\n" if lines else "")
     return out + (summary_line(findings, errors, extras) if extras.summary else "")
 

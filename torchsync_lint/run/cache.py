@@ -21,6 +21,8 @@ from typing import Optional
 import libcst
 
 FORMAT = 1
+# what the cache folder writes about itself, as Ruff's and pytest's do: git never lists its entries
+GITIGNORE = "# written by torchsync-lint: its cache, never to be committed\n*\n"
 
 
 @lru_cache(maxsize=None)
@@ -88,5 +90,18 @@ class ReportCache:
             return None
         return entry["data"]
 
+    def _ignore_itself(self) -> None:
+        """A ``.gitignore`` of ``*`` in the cache folder (once; an existing one is left alone)."""
+        path = os.path.join(self.directory, ".gitignore")
+        if os.path.exists(path):
+            return
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except OSError:  # written by a concurrent run, or a read-only folder: nothing to do
+            return
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(GITIGNORE)
+
     def put(self, k: str, data: dict) -> None:
         write_json(self._file(k), {"key": k, "data": data})
+        self._ignore_itself()  # the folder exists now (unless the write failed: then nothing happens)

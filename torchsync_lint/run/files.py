@@ -10,65 +10,21 @@ always checked, unless ``--force-exclude`` (as pre-commit passes it) applies the
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import stat
 from functools import lru_cache
 from typing import Iterable, Iterator, List, Optional, Tuple
 
+from torchsync_lint.check import globs
 from torchsync_lint.config import Config
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 
 
-class _PlainSpec:
-    """Gitignore patterns read with ``fnmatch`` when ``pathspec`` (a declared dependency) is not
-    installed, as in a bare interpreter running the checkout: names match at any depth, patterns
-    with a slash from the folder, a trailing slash means a folder; negations are ignored."""
-
-    def __init__(self, patterns: Iterable[str]) -> None:
-        self.patterns = [p.strip() for p in patterns if p.strip() and not p.lstrip().startswith(("#", "!"))]
-
-    def match_file(self, rel: str) -> bool:
-        parts = rel.rstrip("/").split("/")
-        is_dir = rel.endswith("/")
-        for pattern in self.patterns:
-            dir_only = pattern.endswith("/")
-            pat = pattern.strip("/")
-            if "/" in pat:
-                prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
-                if any(fnmatch.fnmatchcase(p, pat) for p in prefixes) and (not dir_only or is_dir or len(parts) > 1):
-                    return True
-            elif any(fnmatch.fnmatchcase(part, pat) for part in (parts if not dir_only or is_dir else parts[:-1])):
-                return True
-        return False
-
-
-@lru_cache(maxsize=1)
-def _pathspec():
-    try:
-        import pathspec
-    except ImportError:  # a declared dependency, missing in a bare interpreter
-        import sys
-
-        print("torchsync-lint: note: the 'pathspec' package is missing; exclude and .gitignore patterns are "
-              "read in a simplified way (pip install pathspec)", file=sys.stderr)
-        return None
-    return pathspec
-
-
-@lru_cache(maxsize=64)
-def _spec(patterns: Tuple[str, ...]):
-    module = _pathspec()
-    return module.GitIgnoreSpec.from_lines(patterns) if module is not None else _PlainSpec(patterns)
-
-
-def _relative(path: str, root: str) -> str:
-    """``path`` relative to ``root`` in forward slashes; a path outside keeps its own tail."""
-    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root)).replace(os.sep, "/")
-    while rel.startswith("../"):
-        rel = rel[3:]
-    return "" if rel in (".", "..") else rel
+# one glob dialect for excludes, .gitignore and per-file-ignores: check/globs.py (gitignore-style, pathspec)
+_PlainSpec = globs.PlainSpec
+_spec = globs.spec
+_relative = globs.relative
 
 
 @lru_cache(maxsize=4096)

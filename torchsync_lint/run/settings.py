@@ -204,10 +204,28 @@ def load(pyproject: Optional[str]) -> Config:
             value = _strings(where, value)
         if attr == "hot_functions":  # `hot` and `hot-functions` add up
             value = list(dict.fromkeys(cfg.hot_functions + value))
+        if key == "cache-dir":
+            cfg.cache_dir_refused = _outside_project(where, value, cfg.root)
         setattr(cfg, attr, value)
     cfg.layers = [layer]
     _register_extra_sync_calls(pyproject, cfg.extra_sync_calls)
     return apply_selection(cfg)
+
+
+def _outside_project(where: str, value: str, root: str) -> Optional[str]:
+    """A repository's settings may not make the linter write outside the repository (a cloned
+    project with ``cache-dir = "/home/you/.ssh"``): ``cache-dir`` must resolve, links followed,
+    to a folder inside the configuration's folder; else the message refusing it. ``--cache-dir``
+    on the command line may point anywhere: that is the user's own choice."""
+    real_root = os.path.realpath(root)
+    try:
+        target = os.path.realpath(os.path.join(root, value))
+    except ValueError:  # a null byte: no path at all
+        raise ConfigError(f"{where}: {value!r} is not a path") from None
+    if os.path.commonpath([real_root, target]) != real_root:
+        return (f"{where}: {value!r} is outside the project ({root}); a repository's settings may only "
+                "keep the cache inside it (give --cache-dir on the command line to put it elsewhere)")
+    return None
 
 
 def _register_extra_sync_calls(pyproject: str, names: List[str]) -> None:

@@ -3,6 +3,7 @@ project's interfaces (``project_pass``), label and filter the findings."""
 
 from __future__ import annotations
 
+import errno
 import os
 from typing import Callable, List, Optional, Sequence, Set
 
@@ -17,6 +18,19 @@ from torchsync_lint.run import cache_prune, project_index
 from torchsync_lint.run.project_pass import first_pass, project_pass, store_interfaces
 
 
+def _missing(path: str) -> str:
+    """Why a path named on the command line cannot be opened: it is missing, or a link that leads
+    nowhere (a loop, a dangling target)."""
+    if os.path.islink(path):
+        try:
+            os.stat(path)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return "symbolic link loop"
+            return f"broken symbolic link (to {os.readlink(path)})"
+    return "no such file or directory"
+
+
 def lint_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None,
                on_note: Optional[Callable[[str], None]] = None, cache_dir: Optional[str] = None) -> LintResult:
     """Lint files and folders. ``cache_dir`` (or ``config.cache_dir``) keeps per-file reports
@@ -28,7 +42,7 @@ def lint_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None,
     files: List[str] = []
     for path, explicit in iter_python_files(paths, config):
         if explicit and not os.path.exists(path):
-            result.errors.append(FileError(path, "no such file or directory"))
+            result.errors.append(FileError(path, _missing(path)))
             continue
         if explicit and special(path):
             result.errors.append(FileError(path, "not a regular file (a pipe, socket or device)"))

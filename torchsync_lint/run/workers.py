@@ -28,8 +28,10 @@ from typing import Callable, Iterator, Optional
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
-class Terminated(Exception):
-    """SIGTERM, raised in the main thread (``terminate_as_exception``)."""
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread (``terminate_as_exception``). A ``BaseException``, as
+    ``KeyboardInterrupt`` is: the ``except Exception`` that turns a bug met in one file into that
+    file's error must not catch it (the run would go on, blaming an innocent file)."""
 
 
 def _die_with_parent(parent: int) -> None:

@@ -12,16 +12,12 @@ asks for a type inside them. Nodes are the original objects, met in the same ord
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import inspect
-import pkgutil
 import sys
 import typing
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
-from libcst._nodes import op as _op
-from libcst._nodes import whitespace as _whitespace
 
 _DEFAULT = cst.MaybeSentinel.DEFAULT
 _FIELDS: Dict[type, Tuple[str, ...]] = {}
@@ -31,16 +27,9 @@ _CONDITIONAL_LAST = {"FormattedStringExpression": "format_spec", "TemplatedStrin
 
 
 def _concrete_node_classes() -> List[type]:
-    import libcst._nodes as pkg
-
-    out = []
-    for info in pkgutil.iter_modules(pkg.__path__):
-        module = importlib.import_module(f"{pkg.__name__}.{info.name}")
-        for c in vars(module).values():
-            if (inspect.isclass(c) and issubclass(c, cst.CSTNode) and c.__module__ == module.__name__
-                    and not inspect.isabstract(c)):
-                out.append(c)
-    return out
+    """Every node class LibCST exports (its public namespace: no private module is imported)."""
+    return [c for c in vars(cst).values()
+            if inspect.isclass(c) and issubclass(c, cst.CSTNode) and not inspect.isabstract(c)]
 
 
 def _node_types_in(annotation, subclasses: Callable[[type], frozenset]) -> Optional[Set[type]]:
@@ -96,8 +85,8 @@ def _inert_classes() -> Tuple[Dict[type, frozenset], Dict[type, Dict[str, frozen
         except Exception:
             kinds = None
         children[c] = kinds
-    token_modules = (_op.__name__, _whitespace.__name__)
-    inert: Set[type] = {c for c in concrete if c.__module__ in token_modules and children[c] is not None}
+    # leaves (no child node) are inert; so is every class whose children all are
+    inert: Set[type] = set()
     changed = True
     while changed:
         changed = False

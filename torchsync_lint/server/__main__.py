@@ -1,0 +1,5 @@
+import sys
+
+from torchsync_lint.server import main
+
+sys.exit(main())
