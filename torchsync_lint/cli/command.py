@@ -24,6 +24,7 @@ from torchsync_lint.run import workers
 from torchsync_lint.run.files import iter_python_files
 from torchsync_lint.run.settings import apply_selection, check_code, find_pyproject, load
 from torchsync_lint.verify import cli_verify, summary
+from torchsync_lint.verify import prestart as verify_prestart
 from torchsync_lint.verify.cli_options import add_arguments as add_verify_arguments
 from torchsync_lint.verify.cli_options import normalize_argv
 from torchsync_lint.verify.cli_options import wanted as verify_wanted
@@ -200,6 +201,20 @@ def _main(argv: Optional[List[str]]) -> int:
         known = lint_command.load_baseline(args)
     except (ConfigError, BaselineError) as exc:
         return _error(str(exc))
+    linted: List[str] = []
+    started: list = []
+    if verify_wanted(args):
+        linted = [path for path, _ in iter_python_files(args.paths, config)]
+        if lint_command.STDIN not in args.paths:
+            started = verify_prestart(args, linted)  # the children's start-up overlaps the lint
+    try:
+        return _lint_and_report(args, config, known, linted, started)
+    finally:
+        for child in started:  # the ones --verify never received (an early return, an error)
+            child.close()
+
+
+def _lint_and_report(args: argparse.Namespace, config: Config, known, linted: List[str], started: list) -> int:
     note = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr))
     try:
         result, sources = lint_command.lint(args, config, note)
@@ -218,8 +233,9 @@ def _main(argv: Optional[List[str]]) -> int:
         return _error(str(exc))
     # Steps that add to the result (e.g. runtime verification of the findings) go here.
     if verify_wanted(args):  # runs the code in a child process; only that process imports torch
-        linted = [path for path, _ in iter_python_files(args.paths, config)]
-        code = cli_verify(args, config, result, lambda msg: print(msg, file=sys.stderr), linted)
+        handed = list(started)
+        started.clear()  # cli_verify closes the children it does not use
+        code = cli_verify(args, config, result, lambda msg: print(msg, file=sys.stderr), linted, handed)
         if code is not None:
             return code
         status = report(args, result, extras)

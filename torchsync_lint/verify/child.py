@@ -249,7 +249,20 @@ def _early_settings(argv) -> Optional[Dict[str, Any]]:
         return None
     mode = argv[argv.index("--mode") + 1]
     settings = json.loads(argv[argv.index("--settings") + 1]) if "--settings" in argv else {}
-    return {"mode": mode, "settings": settings}
+    preload = json.loads(argv[argv.index("--preload") + 1]) if "--preload" in argv else []
+    return {"mode": mode, "settings": settings, "preload": preload}
+
+
+def _preload(pairs) -> None:
+    """Import the packages the job will import, while the parent still lints (started ahead).
+    Best effort: a package that fails here fails again, and is reported, when its snippet runs."""
+    for root, name in pairs:
+        if root and root not in sys.path:
+            sys.path.insert(0, root)
+        try:
+            importlib.import_module(name)
+        except (Exception, SystemExit):  # a package's import may call sys.exit too; the job reports it
+            sys.modules.pop(name, None)
 
 
 def _read_job(chan: Channel) -> Optional[Dict[str, Any]]:
@@ -291,6 +304,7 @@ def main(argv=None) -> int:
         chan.send("fatal", reason="CUDA initialisation failed: " + str(exc)[:300], no_cuda=True)
         return 3
     if job is None:
+        _preload(early.get("preload") or ())
         job = _read_job(chan)
         if job is None:
             return 2

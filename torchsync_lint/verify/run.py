@@ -87,7 +87,8 @@ def _library_filter(raw: Iterable[dict]) -> List[SyncEvent]:
 
 class Verifier:
     def __init__(self, findings: List[Finding], opts: VerifyOptions, linted: Iterable[str] = (),
-                 hot_functions: Sequence[str] = (), on_note: Optional[Callable[[str], None]] = None) -> None:
+                 hot_functions: Sequence[str] = (), on_note: Optional[Callable[[str], None]] = None,
+                 started: Sequence[runner.Started] = ()) -> None:
         self.findings = findings
         self.opts = opts
         self.linted = {norm(p) for p in linted} | {norm(f.path) for f in findings}
@@ -96,8 +97,8 @@ class Verifier:
         self.extracted: Dict[int, snippet.Extracted] = {}
         self.hello: Optional[dict] = None
         self.report = VerifyReport(findings)
-        self._started: List[runner.Started] = []
-        self._t_started: Optional[float] = None
+        self._started: List[runner.Started] = list(started)  # children started before the lint (``prestart``)
+        self._t_started: Optional[float] = time.monotonic() if started else None
         self.child_startups: List[dict] = []
 
     # -- extraction -------------------------------------------------------------------------
@@ -207,9 +208,10 @@ class Verifier:
         calibration overlap the extraction (they wait for their job on stdin)."""
         if os.environ.get("TORCHSYNC_VERIFY_NO_PRESTART"):
             return
-        self._started = [runner.start(self.opts.mode, _settings(self.opts), self.opts.python)
-                         for _ in range(self.n_children())]
-        self._t_started = time.monotonic()
+        more = self.n_children() - len(self._started)
+        self._started += [runner.start(self.opts.mode, _settings(self.opts), self.opts.python)
+                          for _ in range(max(0, more))]
+        self._t_started = self._t_started or time.monotonic()
 
     def _close_started(self) -> None:
         for st in self._started:
@@ -497,6 +499,22 @@ def _display(path: str) -> str:
 
 
 def run_verify(findings: List[Finding], opts: VerifyOptions, linted: Iterable[str] = (),
-               hot_functions: Sequence[str] = (), on_note=None) -> VerifyReport:
-    """Verify ``findings`` (their ``verify`` is filled in); unflagged syncs come back as TSL900 findings."""
-    return Verifier(findings, opts, linted, hot_functions, on_note).run()
+               hot_functions: Sequence[str] = (), on_note=None,
+               started: Sequence[runner.Started] = ()) -> VerifyReport:
+    """Verify ``findings`` (their ``verify`` is filled in); unflagged syncs come back as TSL900 findings.
+    ``started``: snippet children ``prestart`` started before the lint (those not needed are closed)."""
+    if opts.entries or not findings:
+        for st in started:
+            st.close()
+        started = ()
+    return Verifier(findings, opts, linted, hot_functions, on_note, started).run()
+
+
+def prestart(opts: VerifyOptions, linted: Sequence[str], preload: Sequence[Tuple[str, str]]) -> List[runner.Started]:
+    """Start the snippet children before the lint, so that their torch import, CUDA initialisation
+    and the import of the linted packages (``preload``) overlap it. As many as a run over these
+    files with many findings uses; ``run_verify`` closes the ones it does not need."""
+    if opts.entries or os.environ.get("TORCHSYNC_VERIFY_NO_PRESTART"):
+        return []
+    n = opts.children or _children(len(linted), 10 ** 6)
+    return [runner.start(opts.mode, _settings(opts), opts.python, preload=preload) for _ in range(n)]

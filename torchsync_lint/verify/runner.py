@@ -18,7 +18,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 PREFIX = "@@TSL "
 
@@ -154,9 +154,15 @@ def _close_err(err_file) -> None:
         pass
 
 
-def start(mode: str, settings: dict, python: Optional[str] = None, env: Optional[dict] = None) -> Started:
-    """Start a child for a job of this mode and settings, before the job exists."""
-    proc, err_file = _spawn(python, env, ["--mode", mode, "--settings", json.dumps(settings, sort_keys=True)])
+def start(mode: str, settings: dict, python: Optional[str] = None, env: Optional[dict] = None,
+          preload: Sequence[Tuple[str, str]] = ()) -> Started:
+    """Start a child for a job of this mode and settings, before the job exists. ``preload``:
+    (folder, top-level package) pairs the child imports while it waits for its job (the packages
+    the job's snippets will import: their import then overlaps the parent's lint)."""
+    extra = ["--mode", mode, "--settings", json.dumps(settings, sort_keys=True)]
+    if preload:
+        extra += ["--preload", json.dumps([list(p) for p in preload])]
+    proc, err_file = _spawn(python, env, extra)
     return Started(proc, err_file, mode, settings)
 
 
