@@ -5,11 +5,14 @@ Cheap facts only; values are computed lazily by ``evaluate.Evaluator`` from what
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from torchsync_lint import catalog
+from torchsync_lint.inference import torch_facts
 from torchsync_lint.inference.names import Aliases, dotted
 
 # Methods that run every training or evaluation step in common frameworks (Lightning, HF Trainer,
@@ -81,6 +84,9 @@ class FunctionInfo:
     appends: Dict[str, List[cst.BaseExpression]] = field(default_factory=dict)
     # name["key"] = v on a local name (a str key: a dict, never a tensor): what its values hold
     keyed: Dict[str, List[cst.BaseExpression]] = field(default_factory=dict)
+    # names the body uses as only a tensor can be used: a tensor-only method or attribute
+    # (``x.new_ones(...)``, ``x.masked_fill``), or indexed by a comparison of itself (``s[s > 0]``)
+    tensor_uses: Set[str] = field(default_factory=set)
 
     @property
     def is_method(self) -> bool:
@@ -409,9 +415,32 @@ class FileIndex(cst.CSTVisitor):
                 return q
         return None
 
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self._func_stack and isinstance(node.value, cst.Name) and node.attr.value in _TENSOR_ONLY():
+            self._func_stack[-1].tensor_uses.add(node.value.value)
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        # `s[s > 0]`: a boolean mask made from the value itself
+        if self._func_stack and isinstance(node.value, cst.Name) and len(node.slice) == 1:
+            sl = node.slice[0].slice
+            test = sl.value if isinstance(sl, cst.Index) else None
+            while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.BitInvert):
+                test = test.expression
+            if (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name)
+                    and test.left.value == node.value.value
+                    and all(not isinstance(c.operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)) for c in test.comparisons)):
+                self._func_stack[-1].tensor_uses.add(node.value.value)
+
     def visit_Name(self, node: cst.Name) -> None:
         if not self.mentions_torch and node.value in ("torch", "Tensor"):
             self.mentions_torch = True
+
+
+@functools.cache
+def _TENSOR_ONLY() -> frozenset:
+    """Methods only a tensor has and that were measured not to sync: a use of one is evidence that
+    the receiver is a tensor (a syncing one would be the only evidence for its own finding)."""
+    return frozenset(m for m in torch_facts.tensor_only_methods() if catalog.syncs("torch.Tensor." + m) is False)
 
 
 def _target_names(target: cst.BaseExpression) -> frozenset:

@@ -139,6 +139,9 @@ class Summaries:
                             self.open_params.add(func.key)  # callers may come later: the project pass asks
                 if generic is not None and v.kind != MODULE:
                     v = generic
+                if (v.kind == UNKNOWN and v.ref is None and param.annotation is None
+                        and (param.default is None or _is_none(param.default)) and self._used_as_tensor(func, name)):
+                    v = tensor()  # the body uses it as only a tensor can be used
                 if v.kind == UNKNOWN and v.ref is None and self.assume_params is not None:
                     v = tensor(CPU if self.assume_params == "cpu" else None)
                 elif v.kind == TENSOR and v.device is None and self.assume_params == "cpu":
@@ -153,6 +156,32 @@ class Summaries:
         finally:
             self._busy.discard(key)
             self._forget_cuts()
+
+    def _used_as_tensor(self, func: FunctionInfo, name: str) -> bool:
+        """An unannotated parameter that the function never rebinds and uses as only a tensor can
+        be used (``x.new_ones(...)``, ``s[s > 0]``); or, failing that, a parameter of that name
+        that two functions of this file use so (a file's functions share their names'
+        meanings: ``sigmas`` indexed by ``sigmas > 0`` in one sampler is a tensor in the next)."""
+        if name in _bound_names(func):
+            return False
+        if name in func.tensor_uses:
+            return True
+        names = getattr(self, "_tensor_param_names", None)
+        if names is None:
+            seen: Dict[str, int] = {}
+            for f in self.index.functions.values():
+                if not f.tensor_uses:
+                    continue
+                p = f.node.params
+                for prm in list(p.posonly_params) + list(p.params) + list(p.kwonly_params):
+                    n = prm.name.value
+                    if (n in f.tensor_uses and prm.annotation is None and n not in _bound_names(f)
+                            and (prm.default is None or _is_none(prm.default))):
+                        seen[n] = seen.get(n, 0) + 1
+            # a convention of the file: the evidence in two functions at least
+            names = {n for n, count in seen.items() if count >= 2}
+            self._tensor_param_names = names
+        return name in names
 
     def _complete(self, key: tuple, mark: int) -> bool:
         """No summary that encloses ``key``'s computation was cut short while it ran."""
@@ -605,6 +634,10 @@ class Summaries:
                     break
             cls = nxt
         return None
+
+def _is_none(e: cst.BaseExpression) -> bool:
+    return isinstance(e, cst.Name) and e.value == "None"
+
 
 def _bound_names(func: FunctionInfo) -> frozenset:
     """Names a function's own statements bind (assignments, loops, with, walrus), memoised."""
