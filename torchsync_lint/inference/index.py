@@ -21,6 +21,8 @@ STEP_HOOKS = frozenset(
     "training_step validation_step test_step predict_step train_step eval_step evaluation_step "
     "compute_loss training_step_end shared_step".split()
 )
+# factories whose first argument is the tensor's data, copied from Python values
+HOST_DATA_FACTORIES = frozenset(("torch.tensor", "torch.as_tensor", "torch.asarray"))
 # Methods that run once, at set-up or for display: syncs there cost nothing per step.
 COLD_METHODS = frozenset(
     "__init__ __repr__ __str__ extra_repr reset_parameters _reset_parameters init_weights "
@@ -87,6 +89,8 @@ class FunctionInfo:
     # names the body uses as only a tensor can be used: a tensor-only method or attribute
     # (``x.new_ones(...)``, ``x.masked_fill``), or indexed by a comparison of itself (``s[s > 0]``)
     tensor_uses: Set[str] = field(default_factory=set)
+    # names the body lists as the data of a new tensor (``x.new_tensor([lo, hi])``): Python numbers
+    number_uses: Set[str] = field(default_factory=set)
 
     @property
     def is_method(self) -> bool:
@@ -363,6 +367,13 @@ class FileIndex(cst.CSTVisitor):
             self._class_stack[-1].buffers.add(node.args[0].value.evaluated_value)
         key = self.callee_key(func)
         caller = self._func_stack[-1] if self._func_stack else None
+        if caller is not None and node.args and isinstance(node.args[0].value, (cst.List, cst.Tuple)) and (
+                isinstance(func, cst.Attribute) and func.attr.value == "new_tensor" or key in HOST_DATA_FACTORIES):
+            # `x.new_tensor([lo, hi])`, `torch.tensor([a, b])`: names listed as a tensor's data are
+            # Python numbers
+            for el in node.args[0].value.elements:
+                if isinstance(el.value, cst.Name):
+                    caller.number_uses.add(el.value.value)
         if key is not None:
             if key.startswith("torch."):
                 self.torch_calls.setdefault(key, []).append(node)

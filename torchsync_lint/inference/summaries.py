@@ -142,6 +142,10 @@ class Summaries:
                 if (v.kind == UNKNOWN and v.ref is None and param.annotation is None
                         and (param.default is None or _is_none(param.default)) and self._used_as_tensor(func, name)):
                     v = tensor()  # the body uses it as only a tensor can be used
+                elif (v.kind == UNKNOWN and v.ref is None and param.annotation is None and param.default is None
+                        and name in func.number_uses and name not in func.tensor_uses
+                        and name not in _bound_names(func)):
+                    v = Value(NUMBER)  # listed as the data of a new tensor: a Python number
                 if v.kind == UNKNOWN and v.ref is None and self.assume_params is not None:
                     v = tensor(CPU if self.assume_params == "cpu" else None)
                 elif v.kind == TENSOR and v.device is None and self.assume_params == "cpu":
