@@ -94,6 +94,8 @@ class Summaries:
                         omitted: list = []
                         passed = self._passed(func, name, pos if param in positional else None, omitted)
                         v = d if passed is None else join(d, passed) if omitted else passed
+                        if passed is None and not omitted and d.device == CPU and d.kind != FUNC:
+                            v = self._entry_device(func, name, pos if param in positional else None, d)
                     elif v.kind == UNKNOWN:
                         v = d if d.kind != NONE else UNKNOWN_VALUE
                 elif (v.kind == UNKNOWN and takes_tensors and func.name not in STEP_HOOKS
@@ -160,6 +162,24 @@ class Summaries:
         finally:
             self._busy.discard(key)
             self._forget_cuts()
+
+    def _entry_device(self, func: FunctionInfo, name: str, pos: Optional[int], default: Value) -> Value:
+        """``def schedule(n, device="cpu")`` that no call in the project reaches: an entry point whose
+        callers (outside the project) pick the device; the CPU default says nothing about them."""
+        if func.parent is not None or func.name.startswith("_") or func.name in ("__init__",):
+            return default
+        if self.project is None:
+            # a file on its own: its calls are all there are (in a run, the project pass asks again)
+            self.open_params.add(func.key)
+            return default.with_(device=None)
+        if self.recorded is not None:
+            self.open_params.add(func.key)
+        got = self.project.param(func.key, name, pos)
+        if got.kind != UNKNOWN:
+            return got
+        if self.project.has_callers(func.key):
+            return default
+        return default.with_(device=None)
 
     def _used_as_tensor(self, func: FunctionInfo, name: str) -> bool:
         """An unannotated parameter that the function never rebinds and uses as only a tensor can
