@@ -450,6 +450,10 @@ class Summaries:
             # a recursive batch helper passes itself parts of what it got: those are unknown
             # while the parameter is being computed, and do not erase the batch
             values = [v for v in values if not (v.kind == UNKNOWN and v.ref is None)]
+        elif any(v.kind == TENSOR and not v.assumed and not v.maybe for v in values):
+            # some call sites pass a tensor, the others what inference cannot see (`self.sigma(t)`):
+            # the evidence wins over the gaps (a site passing a Python number still makes the join unknown)
+            values = [v for v in values if not (v.kind == UNKNOWN and v.ref is None)]
         out = values[0]
         for v in values[1:]:
             out = join(out, v)
