@@ -367,6 +367,11 @@ class FileIndex(cst.CSTVisitor):
             self._class_stack[-1].buffers.add(node.args[0].value.evaluated_value)
         key = self.callee_key(func)
         caller = self._func_stack[-1] if self._func_stack else None
+        if (caller is not None and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                and any(a.keyword is not None and a.keyword.value in ("dim", "keepdim") for a in node.args)
+                and catalog.syncs("torch.Tensor." + func.attr.value) is False):
+            # `x.mean(dim=0)`: numpy and pandas say `axis`; a method measured not to sync
+            caller.tensor_uses.add(func.value.value)
         if caller is not None and node.args and isinstance(node.args[0].value, (cst.List, cst.Tuple)) and (
                 isinstance(func, cst.Attribute) and func.attr.value == "new_tensor" or key in HOST_DATA_FACTORIES):
             # `x.new_tensor([lo, hi])`, `torch.tensor([a, b])`: names listed as a tensor's data are
