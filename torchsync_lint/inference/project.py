@@ -365,10 +365,6 @@ class Project:
         self._params[k] = out
         return out
 
-    def has_callers(self, func_key: str) -> bool:
-        """Some file of the project calls the function with arguments."""
-        return bool(self._call_index().get(func_key))
-
     def modules(self) -> Iterable[str]:
         return [m for m, i in self._ifaces.items() if i is not None]
 
