@@ -153,6 +153,9 @@ class Expressions:
 
     def _subscript(self, e: cst.Subscript, scope: Scope) -> Value:
         base = self.infer(e.value, scope)
+        if base.kind == MODULE and base.elts and len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Index):
+            i = _int_literal(e.slice[0].slice.value)  # `self.model[-1]` of an nn.Sequential built here
+            return base.elts[i] if i is not None and -len(base.elts) <= i < len(base.elts) else UNKNOWN_VALUE
         if base.kind == BATCH:
             return base  # batch["image"], batch[0]
         if base.kind == TENSOR:

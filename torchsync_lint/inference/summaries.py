@@ -328,7 +328,7 @@ class Summaries:
                     if owner is None or owner is cls or attr in owner.methods or attr not in owner.attrs:
                         continue
                     held = self.self_attr(owner, attr)
-                    if held.kind == MODULE and held.cls is not None and self._is_class_or_sub(held.cls, cls):
+                    if held.kind in (MODULE, OBJECT) and held.cls is not None and self._is_class_or_sub(held.cls, cls):
                         out.append(site)
         finally:
             self._busy.discard(key)

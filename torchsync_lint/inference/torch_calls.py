@@ -172,7 +172,10 @@ class TorchCalls:
         if q.startswith(api.TORCH_NON_TENSOR_PREFIXES):
             return UNKNOWN_VALUE
         if last[:1].isupper():
-            return Value(MODULE, cls=q) if q.startswith("torch.nn.") else UNKNOWN_VALUE
+            if not q.startswith("torch.nn."):
+                return UNKNOWN_VALUE
+            members = self._container_members(last, call, scope)
+            return Value(MODULE, cls=q, elts=members) if members else Value(MODULE, cls=q)
         if q.count(".") >= 2 and not q.startswith(TENSOR_OP_NAMESPACES) and torch_facts.lookup(q) is None:
             # a helper of some torch submodule that torch's own op data does not list
             # (torch._inductor.ir.is_node_sequence): no evidence of a tensor
@@ -253,6 +256,21 @@ class TorchCalls:
             v = self.infer(call.args[0].value, scope)
             return v.item if v.kind == LIST and v.item is not None else self.iter_element(call.args[0].value, scope)
         return UNKNOWN_VALUE
+
+    def _container_members(self, last: str, call: cst.Call, scope: Scope) -> tuple:
+        """``nn.Sequential(A(), B())`` / ``nn.ModuleList([A(), B()])`` of modules: its members, in
+        order, for ``self.model[-1].stride``; () when not known."""
+        if last == "Sequential" and call.args and all(a.keyword is None and not a.star for a in call.args):
+            exprs = [a.value for a in call.args]
+        elif (last == "ModuleList" and len(call.args) == 1 and isinstance(call.args[0].value, cst.List)
+              and all(isinstance(el, cst.Element) for el in call.args[0].value.elements)):
+            exprs = [el.value for el in call.args[0].value.elements]
+        else:
+            return ()
+        if not exprs or len(exprs) > 16:
+            return ()
+        members = tuple(self.infer(x, scope) for x in exprs)
+        return members if all(m.kind in (MODULE, OBJECT) for m in members) else ()
 
     def tensor_method(self, name: str, recv: Value, call: cst.Call, scope: Scope) -> Value:
         out = self._tensor_method(name, recv, call, scope)
