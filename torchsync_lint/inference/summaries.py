@@ -30,8 +30,10 @@ from torchsync_lint.inference.values import (
     BATCH,
     CPU,
     DEVICE,
+    DICT,
     DTYPE,
     FUNC,
+    LIST,
     MODULE,
     NONE,
     NUMBER,
@@ -125,6 +127,13 @@ class Summaries:
                         passed = self.project.param(func.key, name, at)
                     if passed is not None and passed.kind == TENSOR and not passed.assumed:
                         v = join_maybe(v, passed)
+                if v.kind in (DICT, LIST, TUPLE) and v.item is None and not v.elts and not self.assume_params:
+                    # `sample : dict` (a docstring's word) says less than a training loop that passes
+                    # it a batch from its loader
+                    pos = i - (1 if func.is_method and not is_static else 0)
+                    passed = self._passed(func, name, pos if param in positional else None)
+                    if passed is not None and passed.kind == BATCH:
+                        v = passed
                 # `transform: nn.Module` says less than the call sites, which pass a known class
                 generic = v if v.kind == MODULE and v.cls == "torch.nn.Module" else None
                 if generic is not None:
@@ -166,7 +175,7 @@ class Summaries:
     def _entry_device(self, func: FunctionInfo, name: str, pos: Optional[int], default: Value) -> Value:
         """``def schedule(n, device="cpu")`` that no call in the project reaches: an entry point whose
         callers (outside the project) pick the device; the CPU default says nothing about them."""
-        if func.parent is not None or func.name.startswith("_") or func.name in ("__init__",):
+        if func.parent is not None or (func.name.startswith("_") and func.name != "__init__"):
             return default
         if self.project is None:
             # a file on its own: its calls are all there are (in a run, the project pass asks again)
