@@ -317,3 +317,20 @@ def test_report_cache_reuses_unchanged_files_only(tmp_path, monkeypatch):
     config.select = ["TSL002"]  # other options, other keys: every file checked again
     assert {c for _p, _l, c, _t in run()} <= {"TSL002"}
     assert len(checked) == 3
+
+
+def test_cache_fingerprint_covers_every_stage_of_the_package(tmp_path, monkeypatch):
+    """A change to a rule or to inference (not only to run/) must invalidate cached reports."""
+    import torchsync_lint
+    from torchsync_lint.run import cache as cache_mod
+
+    pkg_root = pathlib.Path(torchsync_lint.__file__).parent
+    seen = []
+    real_walk = cache_mod.os.walk
+    monkeypatch.setattr(cache_mod.os, "walk", lambda root: seen.append(root) or real_walk(root))
+    cache_mod.code_fingerprint.cache_clear()
+    try:
+        cache_mod.code_fingerprint()
+    finally:
+        cache_mod.code_fingerprint.cache_clear()
+    assert seen and pathlib.Path(seen[0]).resolve() == pkg_root.resolve()

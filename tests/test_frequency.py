@@ -75,3 +75,276 @@ def test_set_up_code_is_once():
     src = "import torch\n\nclass M(torch.nn.Module):\n    def __init__(self, x):\n        self.n = x.sum().item()\n"
     (f,) = lint_source(src, "m.py", Config(include_cold=True))
     assert f.frequency == "once" and f.temperature == "cold"
+
+
+def _labels(src, path="train.py", **cfg):
+    return {(f.line, f.code): f.frequency for f in lint_source(textwrap.dedent(src), path, Config(include_cold=True, **cfg))}
+
+
+def _by_marker(src):
+    """line -> the class its trailing comment names."""
+    out = {}
+    for i, line in enumerate(textwrap.dedent(src).splitlines(), 1):
+        tail = line.rstrip().split("# ")[-1] if "# " in line else ""
+        if tail in ("every-step", "periodic", "error-path", "once"):
+            out[i] = tail
+    return out
+
+
+def _check(src, path="train.py"):
+    got = {}
+    for (line, _code), freq in _labels(src, path).items():
+        got.setdefault(line, set()).add(freq)
+    want = _by_marker(src)
+    assert set(got) == set(want), (sorted(got), sorted(want))
+    for line, freq in want.items():
+        assert got[line] == {freq}, (line, got[line], freq)
+
+
+TRAINING_FUNCTION = '''
+    import torch
+
+
+    def report(model, x):
+        print(model(x).max().item())                # once
+        return summarise(x)
+
+
+    def summarise(x):
+        return x.std().item()                       # once
+
+
+    def train(model, loader, opt, x0):
+        start = x0.sum().item()                     # once
+        first = True
+        for epoch in range(3):
+            for i, (x, y) in enumerate(loader):
+                loss = model(x).sum()
+                if first:
+                    print(loss.item())              # once
+                    first = False
+                if i == 0:
+                    print(loss.max().item())        # once
+                v = loss.item()                     # every-step
+                loss.backward()
+                opt.step()
+            e = x0.mean().item()                    # periodic
+        report(model, x0)
+        return x0.min().item()                      # once
+'''
+
+
+def test_code_around_a_training_loop_runs_once():
+    """Before and after the loop: once; an epoch loop's own code: periodic; what set-up code alone
+    calls (a report, and what the report calls): once; first-iteration flags and counters: once."""
+    _check(TRAINING_FUNCTION)
+
+
+def test_a_function_called_every_step_keeps_its_code_every_step():
+    """The same function reached from a step hook runs every step: its code outside a loop that
+    steps optimizers is every-step, and so is a helper it also calls in the step."""
+    _check('''
+    import torch
+
+
+    def helper(x):
+        return x.sum().item()                       # every-step
+
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            a = x.max().item()                      # every-step
+            for opt in self.optimizers:
+                opt.step()
+            first = True
+            for layer in self.layers:
+                if first:
+                    x.min().item()                  # every-step
+                    first = False
+            found = False
+            for t in self.items:
+                if found:
+                    t.norm().item()                 # every-step
+                found = True
+            return helper(x)
+
+
+    def fit(model, loader, opt):
+        for x in loader:
+            model(x).sum().backward()
+            opt.step()
+        helper(x)
+    ''')
+
+
+def test_attribute_flags_and_cached_functions_run_once():
+    _check('''
+    import functools
+    from functools import lru_cache, cached_property
+
+    import torch
+
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            if not self._checked:
+                x.min().item()                      # once
+                self._checked = True
+            if self.verbose:
+                x.max().item()                      # every-step
+            return x
+
+        @cached_property
+        def size(self):
+            return self.w.sum().item()              # once
+
+
+    @functools.cache
+    def table(x):
+        return x.sum().item()                       # once
+
+
+    @lru_cache(maxsize=8)
+    def other(x):
+        return x.mean().item()                      # once
+
+
+    @functools.wraps(table)
+    def not_cached(x):
+        return x.std().item()                       # every-step
+    ''')
+
+
+def test_set_up_callee_called_elsewhere_is_not_once():
+    """A helper called around the training loop and also from code of unknown frequency keeps
+    every-step: one caller not known to run once is enough."""
+    _check('''
+    import torch
+
+
+    def helper(x):
+        return x.sum().item()                       # every-step
+
+
+    def evaluate(model, x):
+        return helper(model(x))
+
+
+    def train(model, loader, opt, x0):
+        for x in loader:
+            model(x).sum().backward()
+            opt.step()
+        helper(x0)
+    ''')
+
+
+def test_set_up_code_is_hidden_by_default():
+    shown = {f.line for f in lint_source(textwrap.dedent(TRAINING_FUNCTION), "train.py", Config())}
+    assert shown == {line for line, freq in _by_marker(TRAINING_FUNCTION).items() if freq == "every-step"}
+
+
+def test_hot_only_rules_outside_hot_code_are_labelled_not_hot():
+    src = textwrap.dedent('''
+    import torch
+
+
+    def util(x):
+        torch.cuda.synchronize()
+
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.cuda.synchronize()
+
+        def forward(self, x):
+            torch.cuda.synchronize()
+            return x
+    ''')
+    got = {f.line: f.frequency for f in lint_source(src, "m.py", Config(include_cold=True))}
+    assert got == {6: "not-hot", 12: "once", 15: "every-step"}
+    assert {f.line for f in lint_source(src, "m.py", Config())} == {15}
+
+
+def test_branches_that_warn_are_error_paths():
+    _check('''
+    import warnings
+
+    import torch
+
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            if x.shape[0] > 8:
+                warnings.warn(f"large batch {x.sum().item()}")  # error-path
+            if x.shape[1] > 4:
+                self.logger.warning("wide input")
+                x.max().item()                      # error-path
+            if x.shape[1] > 2:
+                self.logger.info("ok")
+                x.min().item()                      # every-step
+            return x
+    ''')
+
+
+def test_what_only_set_up_code_calls_by_method_name_runs_once():
+    """A method called on a receiver of unknown class (`self.scheduler.reset(...)`) from set-up
+    code only runs once, with what it calls; one call of that name inside a loop keeps it."""
+    _check('''
+    import torch
+
+
+    class Schedule:
+        def reset(self, n):
+            self.scale = self._table(n)
+
+        def _table(self, n):
+            return n.max().item()                           # once
+
+        def advance(self, x):
+            return x.sum().item()                           # every-step
+
+
+    def sample(model, schedule, x, opt):
+        schedule.reset(10)
+        for t in range(10):
+            x = model(x)
+            y = schedule.advance(x)
+            opt.step()
+        return x
+
+
+    class Builder:
+        def __init__(self, w):
+            self.w = self._norm(w)
+
+        def _norm(self, w):
+            return w.norm().item()                          # once
+    ''')
+
+
+def test_what_an_epoch_loop_calls_outside_its_step_loop_is_periodic_and_not_hot():
+    src = '''
+    import torch
+
+
+    def validate(model, x):
+        return model(x).mean().item()               # periodic
+
+
+    def step_metric(x):
+        return x.max().item()                       # every-step
+
+
+    def fit(model, loader, opt, x0, epochs):
+        for epoch in range(epochs):
+            for x in loader:
+                loss = model(x).sum()
+                step_metric(loss)
+                loss.backward()
+                opt.step()
+            validate(model, x0)
+    '''
+    _check(src)
+    temps = {f.line: f.temperature for f in lint_source(textwrap.dedent(src), "train.py", Config(include_cold=True))}
+    assert temps[6] == "unknown" and temps[10] == "hot"

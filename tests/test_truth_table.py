@@ -21,7 +21,17 @@ from truth_statements import prelude_source, statement_by_id, module_source  # n
 
 TABLE = os.path.join(ROOT, "tests", "truth", "sync_truth.json")
 REQUIRED = ("id", "family", "statement", "torch", "device", "synced", "method")
-MIN_AGREEMENT = 0.97
+# The rows the linter may disagree with, each with the reason. The list is exact: a row that
+# starts to disagree fails, and so does a listed row that agrees now (take it off the list).
+KNOWN_DISAGREEMENTS = {
+    # missed syncs
+    "h2d-14": "a large pageable copy with non_blocking=True still blocks; the size is not known statically",
+    "idxput-11": "x[0, 1] = 1.0: a Python scalar written through integer indices; told apart from a free "
+                 "write only by the index types at run time",
+    # false alarms
+    "syncapi-06": "self.side.synchronize() on a stream with no queued work: returns at once when measured",
+    "cache-01": "torch.cuda.empty_cache() with nothing cached: nothing to free, no wait when measured",
+}
 
 
 def load():
@@ -56,27 +66,44 @@ def test_prelude_lints_clean():
     assert not findings, [(f.line, f.code) for f in findings]
 
 
-def test_linter_agrees_with_gpu():
+def _disagreements():
     rows = load()
     statements = statement_by_id()
-    disagreements = []
+    out = {}
     for r in rows:
         codes = lint_statement(statements[r["id"]])
         if bool(codes) != r["synced"]:
             kind = "missed sync" if r["synced"] else "false alarm"
-            disagreements.append(f"{kind}: {r['id']} {r['statement']!r} synced={r['synced']} codes={codes}")
-    agreement = 1 - len(disagreements) / len(rows)
-    print(f"\nagreement {agreement:.1%} ({len(rows) - len(disagreements)}/{len(rows)})")
-    print("\n".join(disagreements))
-    assert agreement >= MIN_AGREEMENT, f"agreement {agreement:.1%} < {MIN_AGREEMENT:.0%}:\n" + "\n".join(disagreements)
+            out[r["id"]] = f"{kind}: {r['id']} {r['statement']!r} synced={r['synced']} codes={codes}"
+    return out
+
+
+def test_linter_agrees_with_gpu():
+    """Every row agrees with the GPU, except the rows named in KNOWN_DISAGREEMENTS."""
+    found = _disagreements()
+    rows = load()
+    print(f"\nagreement {1 - len(found) / len(rows):.1%} ({len(rows) - len(found)}/{len(rows)})")
+    new = [found[i] for i in sorted(set(found) - set(KNOWN_DISAGREEMENTS))]
+    assert not new, "rows that disagree with the GPU and are not listed:\n" + "\n".join(new)
+    fixed = sorted(set(KNOWN_DISAGREEMENTS) - set(found))
+    assert not fixed, f"listed rows agree now, take them off KNOWN_DISAGREEMENTS: {fixed}"
+
+
+def test_known_disagreements_name_real_rows():
+    ids = {r["id"] for r in load()}
+    assert set(KNOWN_DISAGREEMENTS) <= ids
+    assert all(reason.strip() for reason in KNOWN_DISAGREEMENTS.values())
 
 
 @pytest.mark.parametrize("rule_row", [r for r in load() if r["synced"] and r.get("rule")], ids=lambda r: r["id"])
 def test_expected_rule_when_flagged(rule_row):
-    """A flagged sync should carry the rule the table names (informative: skipped when not flagged)."""
+    """A measured sync is flagged, with the rule the table names. A row that stops being flagged
+    fails (no skip): only the rows of KNOWN_DISAGREEMENTS may go unflagged."""
     codes = lint_statement(statement_by_id()[rule_row["id"]])
-    if not codes:
-        pytest.skip("not flagged yet (counted in test_linter_agrees_with_gpu)")
+    if rule_row["id"] in KNOWN_DISAGREEMENTS:
+        assert not codes, f"{rule_row['id']} is flagged now: take it off KNOWN_DISAGREEMENTS"
+        return
+    assert codes, f"{rule_row['statement']!r} synced on the GPU and is no longer flagged (expected {rule_row['rule']})"
     assert rule_row["rule"] in codes, f"{rule_row['statement']!r}: expected {rule_row['rule']}, got {codes}"
 
 

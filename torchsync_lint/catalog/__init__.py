@@ -91,14 +91,18 @@ def sync_free_callables(prefix: str = "") -> List[str]:
 
 
 def tensor_argument_syncs() -> Dict[str, List[str]]:
-    """Callables that synced only when one argument was a (CUDA) tensor, measured as a variant
-    ``<param>=tensor``: name -> those parameter names (``torch.Tensor.masked_fill`` -> ["value"])."""
+    """Callables that synced only when one argument was a (CUDA) tensor: measured as a variant
+    ``<param>=tensor`` that synced where the default did not (``torch.Tensor.masked_fill`` ->
+    ["value"]), or as a variant ``<param>=scalar`` that did not sync where the default, with a
+    tensor there, did (``torch.normal`` -> ["std"]): name -> those parameter names."""
     out: Dict[str, List[str]] = {}
     for q, e in entries().items():
         default = e.get("variants", {}).get("default", {})
         for variant, row in e.get("variants", {}).items():
             if variant.endswith("=tensor") and row.get("synced") and default.get("synced") is False:
                 out.setdefault(q, []).append(variant[: -len("=tensor")])
+            elif variant.endswith("=scalar") and row.get("synced") is False and default.get("synced") is True:
+                out.setdefault(q, []).append(variant[: -len("=scalar")])
     return out
 
 

@@ -7,7 +7,7 @@ from typing import Iterable, List, Optional
 
 from torchsync_lint.check.report import FileReport
 from torchsync_lint.finding import Finding
-from torchsync_lint.inference.frequency import EVERY_STEP, ONCE, TEST, combine
+from torchsync_lint.inference.frequency import EVERY_STEP, NOT_HOT, ONCE, TEST, combine, settle
 from torchsync_lint.inference.hotness import CallGraph
 
 
@@ -29,19 +29,24 @@ def classify(findings_reports: Iterable[FileReport], graph: CallGraph, include_c
         test_file = not hot_tests and is_test_file(rep.path)
         freqs = rep.frequency or [EVERY_STEP] * len(rep.findings)
         for finding, cold, loop_hot, freq in zip(rep.findings, rep.cold, rep.loop_hot, freqs):
-            if loop_hot or graph.is_hot(finding.function):
+            hot_function = graph.is_hot(finding.function)
+            if loop_hot or hot_function:
                 finding.temperature = "hot"
             elif cold:
                 finding.temperature = "cold"
             else:
                 finding.temperature = "unknown"
+            freq = settle(freq, hot_function)
             if test_file:
                 freq = TEST
             elif finding.temperature == "cold":
                 freq = combine(ONCE, freq)
+            elif finding.temperature == "unknown" and graph.runs_once(finding.function):
+                freq = combine(graph.runs_once(finding.function), freq)
+            if freq == EVERY_STEP and finding.temperature != "hot" and rep.hot_only.get(finding.code, False):
+                freq = NOT_HOT  # a hot-only rule outside hot code: labelled where --include-cold shows it
             finding.frequency = freq
-            shown = freq == EVERY_STEP and (
-                finding.temperature == "hot" or not rep.hot_only.get(finding.code, False))
+            shown = freq == EVERY_STEP
             if shown or include_cold:
                 out.append(finding)
             elif hidden is not None:

@@ -31,6 +31,17 @@ from torchsync_lint.rules.registry import select_rules
 from torchsync_lint.syntax import walk
 
 
+def _index(module: cst.Module, path: str, module_name: Optional[str]) -> FileIndex:
+    """The file's index (imports, functions, calls), named as the CLI names the module."""
+    if module_name is None:
+        module_name, is_package = module_name_for(path)
+    else:
+        is_package = os.path.basename(path) == "__init__.py"
+    index = FileIndex(module_name, is_package)
+    walk.visit(module, index)
+    return index
+
+
 @gc_pause.per_file
 def check_source(source: str, path: str, options: Options, module_name: Optional[str] = None,
                  project=None, want_interface: bool = False, ordered: bool = False) -> FileReport:
@@ -63,12 +74,7 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
     except Exception as exc:  # LibCST raises a few other types on exotic input
         report.error = FileError(path, f"cannot parse: {type(exc).__name__}: {exc}")
         return report
-    if module_name is None:
-        module_name, is_package = module_name_for(path)
-    else:
-        is_package = os.path.basename(path) == "__init__.py"
-    index = FileIndex(module_name, is_package)
-    walk.visit(module, index)
+    index = _index(module, path, module_name)
     report.summary = summarise(index)
     rules_classes = select_rules(options.select, options.ignore)
     evaluator = Evaluator(index, frozenset(options.hot_functions), project=project)
@@ -126,12 +132,7 @@ def interface_only(source: str, path: str, module_name: Optional[str], report: F
         module = cst.parse_module(source)
     except Exception:
         return  # the prefilter path reports syntax errors through CPython's parser
-    if module_name is None:
-        module_name, is_package = module_name_for(path)
-    else:
-        is_package = os.path.basename(path) == "__init__.py"
-    index = FileIndex(module_name, is_package)
-    walk.visit(module, index)
+    index = _index(module, path, module_name)
     report.summary = summarise(index)  # hot paths run through files that never name torch too
     evaluator = Evaluator(index)
     report.interface = extract_interface(index, evaluator, report.summary)

@@ -15,7 +15,7 @@ from torchsync_lint.inference.evaluate import Evaluator
 from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.index import COLD_METHODS, FileIndex, FunctionInfo, names_function
 from torchsync_lint.inference.branches import Branches, narrowed_by
-from torchsync_lint.inference.frequency import EVERY_STEP, FrequencyTracker
+from torchsync_lint.inference.frequency import EVERY_STEP, FrequencyTracker, caches_result, training_loops
 from torchsync_lint.inference.values import NUMBER, TENSOR, UNKNOWN, Value
 
 
@@ -154,6 +154,8 @@ class FileContext:
         if info is None:
             return
         self._funcs.append(info)
+        self.frequency.enter_frame(training_loops(node, info.hot_loops) if info.hot_loops else {},
+                                   bool(node.decorators) and caches_result(node, self.aliases.qualify))
         self._scopes.append(Scope(info, self.scope, dict(self.evaluator.params(info))))
         self._values.clear()
         self._saved_loops = getattr(self, "_saved_loops", [])
@@ -163,6 +165,7 @@ class FileContext:
     def leave_function(self, node: cst.FunctionDef) -> None:
         if self._funcs and self._funcs[-1].node is node:
             self._funcs.pop()
+            self.frequency.leave_frame()
             self._scopes.pop()
             self._values.clear()
             self._loops, self._hot_loop_depth = self._saved_loops.pop()
@@ -211,12 +214,14 @@ class FileContext:
 
     def enter_loop(self, node: cst.CSTNode) -> None:
         self.branches.enter_loop(node, self.scope.values)
+        self.frequency.enter_loop(node)
         self._loops.append(node)
         if id(node) in self.index.hot_loops:
             self._hot_loop_depth += 1
 
     def leave_loop(self, node: cst.CSTNode) -> None:
         self.branches.leave_loop(node, self.scope.values)
+        self.frequency.leave_loop(node)
         self._values.clear()
         if self._loops and self._loops[-1] is node:
             self._loops.pop()

@@ -7,15 +7,24 @@ the class of the innermost such block (the branch's test itself still runs every
 default report shows the every-step ones.
 
 Classes, most specific wins: ``error-path`` (``except`` handlers, branches ending in ``raise``,
-``assert`` messages), ``once`` (first-call caching: ``if X is None:`` that assigns X,
-``if not hasattr(obj, "a"):``, ``if k not in cache:`` that stores ``cache[k]``), ``periodic``
-(a branch whose test takes a remainder: ``step % N == 0``). Set-up code (``__init__``, module
-level) and test files are classed by the engine, from the function and the path.
+branches that warn (``warnings.warn``, ``logger.warning``/``error``), ``assert`` messages), ``once`` (first-call caching: ``if X is None:`` that assigns X,
+``if not hasattr(obj, "a"):``, ``if k not in cache:`` that stores ``cache[k]``; first-iteration
+flags: ``if first:`` whose branch or enclosing loop sets ``first = False``, ``if not done:`` that
+sets it True, ``if i == 0:`` on a loop's counter; the body of a ``functools.cache``/``lru_cache``/
+``cached_property`` function, which runs once per argument set), ``periodic`` (a branch whose test
+takes a remainder: ``step % N == 0``).
+
+In a function that contains a training loop (a loop that calls ``.backward()`` or ``.step()``),
+the code before and after that loop, outside every loop, runs once per call: it is ``set-up`` (``SETUP``), which the
+engine turns into ``once`` unless the function itself runs every step (a step hook, or hot through
+the call graph). What such set-up code calls, when nothing else calls it, runs once too
+(``hotness.CallGraph.runs_once``). Set-up code (``__init__``, module level) and test files are
+classed by the engine, from the function and the path.
 """
 
 from __future__ import annotations
 
-from typing import Dict, List
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -27,8 +36,16 @@ PERIODIC = "periodic"
 ERROR_PATH = "error-path"
 ONCE = "once"
 TEST = "test"
-CLASSES = (EVERY_STEP, PERIODIC, ONCE, ERROR_PATH, TEST)
-_RANK = {EVERY_STEP: 0, PERIODIC: 1, ONCE: 2, ERROR_PATH: 3}
+# Code outside the training loop of the function that holds it: once per call of that function,
+# which is once unless the function runs every step (decided by the engine, across files).
+SETUP = "set-up"
+# A finding of a hot-only rule (``Rule.hot_only``) in code not known to be hot: costly only if it
+# runs every step, which nothing shows; shown, so labelled, with --include-cold.
+NOT_HOT = "not-hot"
+CLASSES = (EVERY_STEP, PERIODIC, ONCE, ERROR_PATH, TEST, NOT_HOT)
+_RANK = {EVERY_STEP: 0, PERIODIC: 1, SETUP: 2, ONCE: 2, ERROR_PATH: 3}
+# Decorators that memoise a function: its body runs once per argument set (per instance).
+CACHING_DECORATORS = frozenset(("functools.cache", "functools.lru_cache", "functools.cached_property"))
 
 
 def _takes_remainder(test: cst.BaseExpression) -> bool:
@@ -84,6 +101,158 @@ def _first_call_cache(test: cst.BaseExpression, body: cst.BaseSuite) -> bool:
     return False
 
 
+def _flag_test(test: cst.BaseExpression) -> Optional[Tuple[str, bool]]:
+    """``if flag:`` -> (flag, True); ``if not flag:`` -> (flag, False): the name and the value it
+    holds while the branch runs."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        name = dotted(test.expression)
+        return (name, False) if name is not None else None
+    name = dotted(test)
+    return (name, True) if name is not None else None
+
+
+def _sets_constant(body: cst.CSTNode, name: str, value: bool) -> bool:
+    """Does the block assign ``name = False`` (``value`` False) / ``name = True`` anywhere outside
+    nested functions and classes?"""
+    want = "True" if value else "False"
+    stack: List[cst.CSTNode] = [body]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Assign) and isinstance(n.value, cst.Name) and n.value.value == want:
+            if any(dotted(t.target) == name for t in n.targets):
+                return True
+        if not isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            stack.extend(iter_children(n))
+    return False
+
+
+def _counter(loop: cst.CSTNode) -> Optional[str]:
+    """The counter a ``for`` loop numbers its iterations with: ``i`` of ``for i, x in
+    enumerate(xs)`` (no ``start=``) or of ``for i in range(n)``."""
+    if not isinstance(loop, cst.For) or not isinstance(loop.iter, cst.Call):
+        return None
+    fn = dotted(loop.iter.func)
+    args = loop.iter.args
+    if fn == "enumerate" and len(args) == 1 and isinstance(loop.target, cst.Tuple) and loop.target.elements:
+        first = loop.target.elements[0].value
+        return first.value if isinstance(first, cst.Name) else None
+    if fn == "range" and len(args) == 1 and isinstance(loop.target, cst.Name):
+        return loop.target.value
+    return None
+
+
+def _first_iteration(test: cst.BaseExpression, body: cst.BaseSuite, loops: List[cst.CSTNode], training) -> bool:
+    """A branch that runs on the first pass only: ``if not self._started:`` that sets it True (an
+    attribute keeps its value between calls); in a training loop (ids in ``training``), ``if
+    first:`` that the branch or the loop turns off (``first = False``), ``if i == 0:`` on the
+    loop's counter. A local flag in any other loop is reset with every call of its function."""
+    loop = loops[-1] if loops else None
+    in_training = loop is not None and id(loop) in training
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        comp = test.comparisons[0]
+        if (in_training and isinstance(comp.operator, cst.Equal) and isinstance(comp.comparator, cst.Integer)
+                and comp.comparator.value == "0" and isinstance(test.left, cst.Name)):
+            return test.left.value == _counter(loop)
+        return False
+    flag = _flag_test(test)
+    if flag is None:
+        return False
+    name, holds = flag
+    if loop is not None and _sets_constant(loop, name, holds):
+        return False  # re-armed every iteration (``found = False`` ... ``found = True``): not a flag
+    if "." in name and _sets_constant(body, name, not holds):
+        return True
+    return in_training and (_sets_constant(body, name, not holds) or _sets_constant(loop, name, not holds))
+
+
+# Calls that mark a loop as a training step (index.STEP_CALL_ATTRS), and those a loop over
+# optimizers or losses makes on its own (``for opt in opts: opt.step()``: no training loop).
+_STEP_CALLS = frozenset(("backward", "step"))
+_BOOKKEEPING_CALLS = frozenset(("backward", "step", "zero_grad", "update"))
+
+
+def _bookkeeping_only(loop: cst.CSTNode) -> bool:
+    body = getattr(loop, "body", None)
+    stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
+    for st in stmts:
+        small = st.body if isinstance(st, cst.SimpleStatementLine) else [st]
+        if isinstance(st, cst.SimpleStatementSuite):
+            small = st.body
+        for sm in small:
+            call = sm.value if isinstance(sm, cst.Expr) else None
+            if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                    and call.func.attr.value in _BOOKKEEPING_CALLS):
+                return False
+    return True
+
+
+def _loops_in(node: cst.CSTNode) -> List[cst.CSTNode]:
+    """Loops directly in ``node`` (not in nested functions), outermost first."""
+    out: List[cst.CSTNode] = []
+    stack: List[cst.CSTNode] = [node]
+    while stack:
+        n = stack.pop()
+        if n is not node and isinstance(n, (cst.For, cst.While)):
+            out.append(n)
+        if not isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) or n is node:
+            stack.extend(iter_children(n))
+    return out
+
+
+def _calls_step(node: cst.CSTNode, skip: set) -> bool:
+    stack: List[cst.CSTNode] = [node]
+    while stack:
+        n = stack.pop()
+        if id(n) in skip:
+            continue
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in _STEP_CALLS:
+            return True
+        if not isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            stack.extend(iter_children(n))
+    return False
+
+
+def training_loops(func: cst.FunctionDef, hot_loops) -> Dict[int, bool]:
+    """id(loop) -> True for a step loop (its own body calls ``.backward()``/``.step()``), False
+    for an epoch loop (it holds a step loop and takes no step itself), over the function's
+    training loops: ``hot_loops`` (the index's loops that call ``.backward()``/``.step()``) but
+    those that only step optimizers or losses."""
+    loops = [n for n in _loops_in(func) if id(n) in hot_loops and not _bookkeeping_only(n)]
+    ids = {id(n) for n in loops}
+    out: Dict[int, bool] = {}
+    for loop in loops:
+        inner = {id(n) for n in _loops_in(loop) if id(n) in ids}
+        out[id(loop)] = not inner or _calls_step(loop.body, inner)
+    return out
+
+
+def caches_result(node: cst.FunctionDef, qualify) -> bool:
+    """``@functools.cache``, ``@lru_cache(maxsize=...)``, ``@cached_property`` however imported."""
+    for d in node.decorators:
+        expr = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+        q = qualify(expr)
+        if q in CACHING_DECORATORS:
+            return True
+    return False
+
+
+# Calls that report a problem: a branch that makes one runs when something is off (an error path).
+_WARNING_CALLS = frozenset(("warn", "warning", "error", "critical", "exception"))
+
+
+def _warns(body: cst.BaseSuite) -> bool:
+    """One of the block's own statements is ``warnings.warn(...)`` / ``logger.warning(...)``..."""
+    stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
+    for st in stmts:
+        small = st.body if isinstance(st, cst.SimpleStatementLine) else [st] if isinstance(st, cst.BaseSmallStatement) else []
+        for sm in small:
+            call = sm.value if isinstance(sm, cst.Expr) else None
+            if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                    and call.func.attr.value in _WARNING_CALLS and isinstance(call.func.value, (cst.Name, cst.Attribute))):
+                return True
+    return False
+
+
 def _ends_in_raise(body: cst.BaseSuite) -> bool:
     stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
     if not stmts:
@@ -102,12 +271,17 @@ class FrequencyTracker:
         self._blocks: Dict[int, str] = {}  # id(block) -> class, registered by its If
         self._stack: List[str] = []
         self._assert_msgs: set = set()
+        # per function being walked: [class outside its training loops, its training_loops,
+        # step loops open, epoch loops open]; and the loops open in it (first-iteration flags)
+        self._frames: List[list] = []
+        self._loops: List[List[cst.CSTNode]] = [[]]
 
     def enter_if(self, node: cst.If) -> None:
         cls = None
-        if _ends_in_raise(node.body):
+        if _ends_in_raise(node.body) or _warns(node.body):
             cls = ERROR_PATH
-        elif _first_call_cache(node.test, node.body):
+        elif _first_call_cache(node.test, node.body) or _first_iteration(
+                node.test, node.body, self._loops[-1], self._frames[-1][1] if self._frames else {}):
             cls = ONCE
         elif _takes_remainder(node.test):
             cls = PERIODIC
@@ -140,7 +314,14 @@ class FrequencyTracker:
     def of(self, node: cst.CSTNode) -> str:
         if id(node) in self._assert_msgs:
             return ERROR_PATH
-        return self._stack[-1] if self._stack else EVERY_STEP
+        cls = self._stack[-1] if self._stack else EVERY_STEP
+        if self._frames:
+            outside, _loops, steps, epochs = self._frames[-1]
+            # in another loop of such a function (an evaluation loop): as often as that loop runs
+            floor = None if steps else PERIODIC if epochs else None if self._loops[-1] else outside
+            if floor is not None:
+                cls = combine(floor, cls)
+        return cls
 
     def enter_function(self) -> None:
         self._stack.append(EVERY_STEP)  # a nested def runs when called, not when defined
@@ -149,6 +330,45 @@ class FrequencyTracker:
         if self._stack:
             self._stack.pop()
 
+    def enter_frame(self, loops: Dict[int, bool], cached: bool) -> None:
+        """Called with each function entered (``FileContext``), with its ``training_loops``: one
+        whose body holds a training loop runs its other code once per call (``SETUP``), and an
+        epoch loop's own code periodically; a cached function runs once throughout."""
+        if cached:
+            self._frames.append([ONCE, {}, 0, 0])
+        else:
+            self._frames.append([SETUP if loops else None, loops, 0, 0])
+        self._loops.append([])
+
+    def leave_frame(self) -> None:
+        if self._frames:
+            self._frames.pop()
+            self._loops.pop()
+
+    def _count(self, node: cst.CSTNode, by: int) -> None:
+        if self._frames:
+            frame = self._frames[-1]
+            step = frame[1].get(id(node))
+            if step is not None:
+                frame[2 if step else 3] += by
+
+    def enter_loop(self, node: cst.CSTNode) -> None:
+        self._loops[-1].append(node)
+        self._count(node, 1)
+
+    def leave_loop(self, node: cst.CSTNode) -> None:
+        if self._loops[-1] and self._loops[-1][-1] is node:
+            self._loops[-1].pop()
+        self._count(node, -1)
+
 
 def combine(outer: str, inner: str) -> str:
     return inner if _RANK.get(inner, 0) >= _RANK.get(outer, 0) else outer
+
+
+def settle(freq: str, runs_every_step: bool) -> str:
+    """The reported class of a finding labelled ``freq`` in a function that runs every step (or
+    not): set-up code around a training loop is once, unless its function runs every step."""
+    if freq == SETUP:
+        return EVERY_STEP if runs_every_step else ONCE
+    return freq

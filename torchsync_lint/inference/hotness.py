@@ -5,6 +5,12 @@ Roots: ``forward`` methods, ``__call__`` of nn.Module subclasses, training/evalu
 and names the user lists as hot. Everything these call (resolved through imports, ``self.``
 methods, base classes, ``self.<attr>.method()`` where the attribute's class is known, and
 re-exports in ``__init__`` files) is hot too.
+
+Functions that run once (``runs_once``): those called from the set-up code of a function holding a
+training loop (before or after the loop: building, evaluating, plotting, reporting) or from a
+set-up method (``__init__``...), when every caller the project knows calls them from such code,
+from another function that runs once, or from a set-up method, and nothing hot reaches them. A
+method called on a receiver of unknown class counts every call of its name as a caller.
 """
 
 from __future__ import annotations
@@ -12,7 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Set
 
-from torchsync_lint.inference.index import STEP_HOOKS, FileIndex, names_function
+from torchsync_lint.inference import torch_facts
+from torchsync_lint.inference.frequency import ONCE, PERIODIC, training_loops
+from torchsync_lint.inference.index import COLD_METHODS, STEP_HOOKS, FileIndex, names_function
 
 
 @dataclass
@@ -27,6 +35,63 @@ class FileSummary:
     class_bases: Dict[str, List[str]] = field(default_factory=dict)  # class key -> base keys
     attr_classes: Dict[str, Dict[str, str]] = field(default_factory=dict)  # class key -> attr -> class key
     aliases: Dict[str, str] = field(default_factory=dict)  # the module's import table (re-exports)
+    # key of a function holding a training loop -> callees it calls outside every loop
+    setup_calls: Dict[str, Set[str]] = field(default_factory=dict)
+    # method names called on any receiver: key -> names called outside every loop of a function
+    # holding a training loop (set-up); key -> every other name a function calls
+    setup_methods: Dict[str, Set[str]] = field(default_factory=dict)
+    other_methods: Dict[str, Set[str]] = field(default_factory=dict)  # called in a loop (or a step loop)
+    plain_methods: Dict[str, Set[str]] = field(default_factory=dict)  # outside loops, no training loop there
+    # the same, called in an epoch loop outside its step loop: once per epoch (periodic)
+    epoch_calls: Dict[str, Set[str]] = field(default_factory=dict)
+    epoch_methods: Dict[str, Set[str]] = field(default_factory=dict)
+
+
+_BUILTIN_METHODS = frozenset(n for t in (list, dict, set, str, bytes, tuple) for n in dir(t))
+
+
+# A by-name call in straight-line code of a function whose frequency is unknown: it may not even
+# reach this method (any class's method of that name matches); it does not rule "once" out.
+WEAK = "weak"
+
+
+def _named(names) -> Set[str]:
+    """Method names that may call a project method: not a Tensor method, not a builtin type's."""
+    return {n for n in names if n not in _BUILTIN_METHODS and torch_facts.method(n) is None}
+
+
+def _split_calls(s: FileSummary, key: str, f) -> Set[str]:
+    """Calls of a function holding a training loop: outside every loop (set-up), in an epoch loop
+    outside its step loop (per epoch), in any other loop (as often as that loop runs). Returns the
+    callees called only per epoch."""
+    loops = training_loops(f.node, f.hot_loops)
+    setup, epoch, other = (set(), set()), (set(), set()), set()
+    stepped: Set[str] = set()
+    for callee, name, around in f.call_loops:
+        kinds = [loops.get(lp) for lp in around]
+        if True in kinds:  # in a step loop: every step (resolved calls are hot through the loop's calls)
+            if name is not None:
+                other.add(name)
+            if callee is not None:
+                stepped.add(callee)
+            continue
+        if not around:
+            target = setup
+        elif kinds and all(k is False for k in kinds):
+            target = epoch
+        else:
+            if name is not None:
+                other.add(name)
+            continue
+        if callee is not None:
+            target[0].add(callee)
+        if name is not None:
+            target[1].add(name)
+    for table, values in ((s.setup_calls, setup[0]), (s.setup_methods, _named(setup[1])), (s.epoch_calls, epoch[0]),
+                          (s.epoch_methods, _named(epoch[1])), (s.other_methods, _named(other))):
+        if values:
+            table[key] = values
+    return epoch[0] - stepped
 
 
 def summarise(index: FileIndex) -> FileSummary:
@@ -34,7 +99,15 @@ def summarise(index: FileIndex) -> FileSummary:
     for key, f in index.functions.items():
         s.functions[key] = set(f.calls)
         s.names[key] = f.name
-        s.loop_calls.update(f.hot_calls)
+        # calls in an epoch loop outside its step loop run once per epoch: no hot roots
+        epoch_only = _split_calls(s, key, f) if f.hot_loops else set()
+        s.loop_calls.update(f.hot_calls - epoch_only)
+        if not f.hot_loops:
+            plain, looped = _named(f.method_names), _named(f.looped_method_names)
+            if plain:
+                s.plain_methods[key] = plain
+            if looped:
+                s.other_methods[key] = looped
         if f.is_method and (f.name == "forward" or (f.name == "__call__" and f.cls.is_module)):
             s.roots.add(key)
         if f.name in STEP_HOOKS:
@@ -67,6 +140,13 @@ class CallGraph:
         self.class_bases: Dict[str, List[str]] = {}
         self.attr_classes: Dict[str, Dict[str, str]] = {}
         self.aliases: Dict[str, Dict[str, str]] = {}
+        self.setup_calls: Dict[str, Set[str]] = {}
+        self.setup_methods: Dict[str, Set[str]] = {}
+        self.other_methods: Dict[str, Set[str]] = {}
+        self.plain_methods: Dict[str, Set[str]] = {}
+        self.epoch_calls: Dict[str, Set[str]] = {}
+        self.epoch_methods: Dict[str, Set[str]] = {}
+        self.names: Dict[str, str] = {}
         hot_names = set(hot_names)
         loop_calls: Set[str] = set()
         for s in summaries:
@@ -76,6 +156,13 @@ class CallGraph:
             self.class_bases.update(s.class_bases)
             self.attr_classes.update(s.attr_classes)
             self.aliases[s.module] = s.aliases
+            self.setup_calls.update(s.setup_calls)
+            self.setup_methods.update(s.setup_methods)
+            self.other_methods.update(s.other_methods)
+            self.plain_methods.update(s.plain_methods)
+            self.epoch_calls.update(s.epoch_calls)
+            self.epoch_methods.update(s.epoch_methods)
+            self.names.update(s.names)
             for key, name in s.names.items():
                 if names_function(key, name, hot_names):
                     self.roots.add(key)
@@ -88,6 +175,7 @@ class CallGraph:
             if r is not None:
                 self.roots.add(r)
         self._hot: Optional[Set[str]] = None
+        self._once: Optional[Dict[str, str]] = None
 
     @classmethod
     def from_hot(cls, hot: Iterable[str]) -> "CallGraph":
@@ -146,3 +234,74 @@ class CallGraph:
             if ".<locals>." not in key:
                 return False
             key = key.rsplit(".<locals>.", 1)[0]  # a closure defined in hot code runs there
+
+    def runs_once(self, key: Optional[str]) -> Optional[str]:
+        """``once`` for a function called only from set-up code around training loops (or from
+        what runs once itself), ``periodic`` when some of those calls sit in an epoch loop; None
+        otherwise."""
+        if key is None:
+            return None
+        if self._once is None:
+            self._once = self._find_once()
+        return self._once.get(key)
+
+    def _find_once(self) -> Dict[str, str]:
+        """Fixpoint over the call graph. Edges: resolved calls, and calls of a method by its name
+        on a receiver of unknown class (``self.scheduler.set_timesteps(...)``, ``s.set_timesteps``)
+        to every project method of that name. A function runs once when some caller calls it from
+        set-up code, from a set-up method (``__init__``...) or runs once itself, and every other
+        caller does too, or (by name only) calls it in straight-line code of a function not known
+        to run every step; periodically when one of those is an epoch loop's call."""
+        hot = self.hot()
+        callers: Dict[str, List[tuple]] = {}  # callee -> [(caller, ONCE / PERIODIC / None)]
+        for caller, callees in self.functions.items():
+            setup = self.setup_calls.get(caller, ()) if caller not in hot else ()
+            epoch = self.epoch_calls.get(caller, ()) if caller not in hot else ()
+            for c in callees:
+                r = self.resolve(c)
+                if r is not None and r != caller:
+                    callers.setdefault(r, []).append((caller, ONCE if c in setup else PERIODIC if c in epoch else None))
+        by_name: Dict[str, List[str]] = {}  # method name -> project methods of that name
+        for key, name in self.names.items():
+            if not name.startswith("__"):
+                by_name.setdefault(name, []).append(key)
+        name_callers: Dict[str, List[tuple]] = {}
+        for table, kind in ((self.setup_methods, ONCE), (self.epoch_methods, PERIODIC), (self.other_methods, None),
+                            (self.plain_methods, WEAK)):
+            for caller, names in table.items():
+                for n in names & by_name.keys():
+                    name_callers.setdefault(n, []).append((caller, kind if caller not in hot else None))
+
+        def cold(key: str) -> bool:
+            return self.names.get(key) in COLD_METHODS
+
+        todo: Set[str] = set()
+        for table in (self.setup_calls, self.epoch_calls):
+            for caller, calls in table.items():
+                if caller not in hot:
+                    todo.update(r for r in (self.resolve(c) for c in calls) if r is not None)
+        for table in (self.setup_methods, self.epoch_methods):
+            for caller, names in table.items():
+                if caller not in hot:
+                    for n in names:
+                        todo.update(by_name.get(n, ()))
+        for key, callees in self.functions.items():
+            if cold(key) and key not in hot:  # what set-up methods call
+                todo.update(r for r in (self.resolve(c) for c in callees) if r is not None)
+        once: Dict[str, str] = {}
+        changed = True
+        while changed:
+            changed = False
+            for g in sorted(todo - once.keys()):
+                if g in hot or cold(g):
+                    continue
+                edges = callers.get(g, []) + name_callers.get(self.names.get(g, ""), [])
+                kinds = [(kind if kind != WEAK else None) or once.get(caller) or (ONCE if cold(caller) else None)
+                         or (WEAK if kind == WEAK else None) for caller, kind in edges]
+                if all(kinds) and (ONCE in kinds or PERIODIC in kinds):
+                    once[g] = PERIODIC if PERIODIC in kinds else ONCE
+                    changed = True
+                    todo.update(r for r in (self.resolve(c) for c in self.functions.get(g, ())) if r is not None)
+                    for n in self.other_methods.get(g, set()) | self.plain_methods.get(g, set()):
+                        todo.update(by_name.get(n, ()))
+        return once

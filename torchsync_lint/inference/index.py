@@ -84,6 +84,13 @@ class FunctionInfo:
     calls: Set[str] = field(default_factory=set)  # callee keys (resolved where possible)
     hot_calls: Set[str] = field(default_factory=set)  # callees called inside a hot loop
     hot_loops: Set[int] = field(default_factory=set)  # id() of loops that contain a training step
+    looped_calls: Set[str] = field(default_factory=set)  # callees called inside any loop
+    # names of methods called on any receiver (``x.set_timesteps(...)``), outside every loop / in one
+    method_names: Set[str] = field(default_factory=set)
+    looped_method_names: Set[str] = field(default_factory=set)
+    # (callee key, method name, ids of the loops around the call) for every call; kept only for
+    # functions that hold a training loop (hotness.summarise tells set-up from per-epoch calls)
+    call_loops: List[tuple] = field(default_factory=list)
     # name.append(v) / name.insert(i, v) on a local name: what a list built empty comes to hold
     appends: Dict[str, List[cst.BaseExpression]] = field(default_factory=dict)
     # name["key"] = v on a local name (a str key: a dict, never a tensor): what its values hold
@@ -243,7 +250,9 @@ class FileIndex(cst.CSTVisitor):
         self._loop_stack, self._loop_calls, self._for_targets = [], [], []
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._func_stack.pop()
+        info = self._func_stack.pop()
+        if not info.hot_loops:
+            info.call_loops = []  # only a function with a training loop needs them
         self._scopes.pop()
         self._loop_stack, self._loop_calls, self._for_targets = self._saved_loops.pop()
 
@@ -385,6 +394,8 @@ class FileIndex(cst.CSTVisitor):
     def _leave_loop(self, node: cst.CSTNode) -> None:
         self._loop_stack.pop()
         calls = self._loop_calls.pop()
+        if self._func_stack:
+            self._func_stack[-1].looped_calls.update(calls)
         if id(node) in self.hot_loops:
             target = self._func_stack[-1].hot_calls if self._func_stack else self.module_hot_calls
             target.update(calls)
@@ -450,6 +461,14 @@ class FileIndex(cst.CSTVisitor):
             for el in node.args[0].value.elements:
                 if isinstance(el.value, cst.Name):
                     caller.number_uses.add(el.value.value)
+        # a method called on a receiver of unknown class (not `self.m()`, not an imported name):
+        # known by its name only
+        by_name = func.attr.value if isinstance(func, cst.Attribute) and (
+            key is None or key.startswith("@attr:")) else None
+        if caller is not None and by_name is not None:
+            (caller.looped_method_names if self._loop_stack else caller.method_names).add(by_name)
+        if caller is not None:
+            caller.call_loops.append((key, by_name, tuple(id(lp) for lp in self._loop_stack)))
         if key is not None:
             if key.startswith("torch."):
                 self.torch_calls.setdefault(key, []).append(node)

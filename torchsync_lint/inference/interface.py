@@ -19,6 +19,7 @@ from typing import Dict, List, Optional
 from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference.evaluate import EXTERNAL_ROOTS, Evaluator
 from torchsync_lint.inference.hotness import FileSummary
+from torchsync_lint.inference.switches import turns_validation_off
 from torchsync_lint.inference.index import FileIndex
 from torchsync_lint.inference.values import (
     DEVICE,
@@ -104,6 +105,7 @@ def extract(index: FileIndex, evaluator: Evaluator, summary: Optional[FileSummar
         "values": values,
         "calls": calls,
         "sets_default_device": evaluator.sets_default_device(),
+        "validation_off": turns_validation_off(index),
         "summary": summary_to_data(summary) if summary is not None else None,
     }
 
@@ -156,6 +158,12 @@ def summary_to_data(s: FileSummary) -> dict:
         "class_bases": s.class_bases,
         "attr_classes": s.attr_classes,
         "aliases": s.aliases,
+        "setup_calls": {k: sorted(v) for k, v in s.setup_calls.items()},
+        "setup_methods": {k: sorted(v) for k, v in s.setup_methods.items()},
+        "other_methods": {k: sorted(v) for k, v in s.other_methods.items()},
+        "plain_methods": {k: sorted(v) for k, v in s.plain_methods.items()},
+        "epoch_calls": {k: sorted(v) for k, v in s.epoch_calls.items()},
+        "epoch_methods": {k: sorted(v) for k, v in s.epoch_methods.items()},
     }
 
 
@@ -169,4 +177,10 @@ def summary_from_data(d: dict) -> FileSummary:
         class_bases={k: list(v) for k, v in d["class_bases"].items()},
         attr_classes={k: dict(v) for k, v in d["attr_classes"].items()},
         aliases=dict(d["aliases"]),
+        setup_calls={k: set(v) for k, v in d.get("setup_calls", {}).items()},
+        setup_methods={k: set(v) for k, v in d.get("setup_methods", {}).items()},
+        other_methods={k: set(v) for k, v in d.get("other_methods", {}).items()},
+        plain_methods={k: set(v) for k, v in d.get("plain_methods", {}).items()},
+        epoch_calls={k: set(v) for k, v in d.get("epoch_calls", {}).items()},
+        epoch_methods={k: set(v) for k, v in d.get("epoch_methods", {}).items()},
     )

@@ -37,9 +37,9 @@ _BOTTOM = Value("none")
 class Project:
     def __init__(self, interfaces: Dict[str, dict], loader: Optional[Callable[[str], Optional[dict]]] = None,
                  calls: Optional[Dict[str, List[Tuple[list, dict]]]] = None,
-                 sets_default_device: Optional[bool] = None) -> None:
+                 sets_default_device: Optional[bool] = None, validation_off: Optional[bool] = None) -> None:
         """``interfaces``: module name -> interface data; ``loader(module)`` finds one not given.
-        ``calls`` and ``sets_default_device``: what a whole run found over every file (the project
+        ``calls``, ``sets_default_device`` and ``validation_off``: what a whole run found over every file (the project
         index, ``run.project_index``), so a project loaded on demand answers as the whole one."""
         self._ifaces: Dict[str, Optional[dict]] = dict(interfaces)
         self._loader = loader
@@ -57,6 +57,9 @@ class Project:
         # some file moves the default device off the CPU: factories without device= go anywhere
         self.sets_default_device = any((i or {}).get("sets_default_device") for i in interfaces.values()) \
             if sets_default_device is None else sets_default_device
+        # some file turns distribution argument validation off (inference.switches)
+        self.validation_off = any((i or {}).get("validation_off") for i in interfaces.values()) \
+            if validation_off is None else validation_off
 
     # -- interfaces ----------------------------------------------------------------------------
     def _add(self, iface: dict) -> None:
@@ -229,6 +232,9 @@ class Project:
         kind = ref[0]
         if kind == "default_device":
             return Value("device") if self.sets_default_device else UNKNOWN_VALUE
+        if kind == "validation_off":
+            # an informative value (as the default device's), so files that asked are checked again
+            return Value("device") if self.validation_off else UNKNOWN_VALUE
         if kind == "join":
             return join(self.deep(ref[1]), self.deep(ref[2]))
         if kind == "call":

@@ -117,3 +117,39 @@ def is_thunk(node: cst.Lambda) -> bool:
     on failure (``torch._check(cond, lambda: f"...")``)."""
     p = node.params
     return not (p.params or p.posonly_params or p.kwonly_params or isinstance(p.star_arg, cst.Param) or p.star_kwarg)
+
+
+# Factories whose leading arguments (or a sequence in the first) are the sizes of the tensor.
+SIZED_FACTORIES = frozenset(("torch.empty", "torch.zeros", "torch.ones", "torch.full", "torch.rand", "torch.randn"))
+
+
+def empty_literal(expr: Optional[cst.BaseExpression]) -> bool:
+    """``[]`` or ``()``: data with no element, nothing to copy."""
+    return isinstance(expr, (cst.List, cst.Tuple)) and not expr.elements
+
+
+def no_element_factory(ctx, expr: cst.BaseExpression) -> bool:
+    """``torch.empty(0)``, ``torch.zeros(0, 3)``, ``torch.ones((4, 0))``: a factory call one of
+    whose literal sizes is 0, so the tensor holds no element (copying it moves no data)."""
+    if not isinstance(expr, cst.Call) or ctx.qualname(expr.func) not in SIZED_FACTORIES:
+        return False
+    sizes = [a.value for a in expr.args if a.keyword is None and not a.star]
+    if ctx.qualname(expr.func) == "torch.full":
+        sizes = sizes[:1]
+    size_kw = arg(expr, None, "size")
+    if size_kw is not None:
+        sizes = [size_kw.value]
+    if len(sizes) == 1 and isinstance(sizes[0], (cst.List, cst.Tuple)):
+        sizes = [e.value for e in sizes[0].elements]
+    return any(isinstance(s, cst.Integer) and s.evaluated_value == 0 for s in sizes)
+
+
+def same_operand(a: Optional[cst.BaseExpression], b: Optional[cst.BaseExpression]) -> bool:
+    """Both operands are the same plain name or attribute chain (``torch.equal(a, a)``)."""
+    if a is None or b is None:
+        return False
+    if isinstance(a, cst.Name) and isinstance(b, cst.Name):
+        return a.value == b.value
+    if isinstance(a, cst.Attribute) and isinstance(b, cst.Attribute):
+        return a.attr.value == b.attr.value and same_operand(a.value, b.value)
+    return False

@@ -6,6 +6,9 @@ from torchsync_lint.inference.values import TENSOR, UNKNOWN
 from torchsync_lint.rules.base import Rule
 
 
+# The Tensor method this rule reports (read by rules.claims, checked against the catalog).
+METHODS = frozenset(("item",))
+
 class ItemCall(Rule):
     """
     ## What it does
@@ -62,7 +65,7 @@ class ItemCall(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         f = node.func
-        if not (isinstance(f, cst.Attribute) and f.attr.value == "item" and not node.args):
+        if not (isinstance(f, cst.Attribute) and f.attr.value in METHODS and not node.args):
             return
         v = self.ctx.value(f.value)
         if v.kind == TENSOR and v.device == "cpu":

@@ -5,6 +5,9 @@ import libcst as cst
 from torchsync_lint.rules.base import Rule
 
 
+# The Tensor method this rule reports (read by rules.claims, checked against the catalog).
+METHODS = frozenset(("tolist",))
+
 class TolistCall(Rule):
     """
     ## What it does
@@ -66,6 +69,6 @@ class TolistCall(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         f = node.func
-        if isinstance(f, cst.Attribute) and f.attr.value == "tolist" and not node.args:
+        if isinstance(f, cst.Attribute) and f.attr.value in METHODS and not node.args:
             if self.ctx.maybe_gpu_tensor(f.value):
                 self.report(f.attr)  # the method name: in a chain split over lines, the sync's line

@@ -7,6 +7,12 @@ from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._common import arg, is_true, non_blocking
 
 
+# The Tensor methods this rule reports, each only with a host destination (read by rules.claims).
+# (not ``*_METHODS``: rules.claims reads those as method names that must all be in the catalog)
+HOST_COPIES = frozenset("torch.Tensor." + m for m in ("cpu", "to", "numpy", "copy_"))
+_COPY_METHODS = frozenset(q.rsplit(".", 1)[1] for q in HOST_COPIES)
+SYNC_CONDITION = "only when the destination is the host: `.cpu()`, `.to('cpu')`, `.numpy(force=True)`, `host.copy_(gpu)`"
+
 class CopyToHost(Rule):
     """
     ## What it does
@@ -98,7 +104,7 @@ class CopyToHost(Rule):
         if method == "copy_":
             self._copy_into(node, f)
             return
-        if method not in ("cpu", "to", "numpy"):
+        if method not in _COPY_METHODS:
             return
         if method == "cpu" and not node.args and self.ctx.value(f.value).kind == UNKNOWN:
             self.report(f.attr)  # a tensor or a module, either on the GPU or nothing to copy

@@ -12,6 +12,9 @@ SYNC_FREE = {
 }
 
 
+# The calls this rule reports (read by rules.claims, checked against the catalog).
+FUNCTIONS = frozenset(("torch.masked_select", "torch.Tensor.masked_select"))
+
 class MaskedSelect(Rule):
     """
     ## What it does

@@ -13,6 +13,9 @@ SYNC_FREE = {
 }
 
 
+# The calls this rule reports (read by rules.claims, checked against the catalog).
+FUNCTIONS = frozenset(("torch.bincount", "torch.Tensor.bincount"))
+
 class Bincount(Rule):
     """
     ## What it does

@@ -14,6 +14,10 @@ SYNC_FREE = {
 }
 
 
+# The calls this rule reports (read by rules.claims, checked against the catalog).
+FUNCTIONS = frozenset(("torch.histc", "torch.Tensor.histc"))
+SYNC_CONDITION = "only without distinct literal `min=`/`max=` bounds (the range is read from the data)"
+
 class HistcWithoutRange(Rule):
     """
     ## What it does

@@ -9,7 +9,7 @@ from torchsync_lint.inference import torch_facts
 from torchsync_lint.inference.values import CPU, DEVICE, LIST, MODULE, NDARRAY, STR, TENSOR, TUPLE, UNKNOWN
 from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules import _fixes as fx
-from torchsync_lint.rules._common import arg, names_a_gpu_device, non_blocking
+from torchsync_lint.rules._common import arg, empty_literal, names_a_gpu_device, no_element_factory, non_blocking
 
 # Factories whose literal scalar argument `torch.full((), v)` makes with the same dtype.
 SCALAR_FACTORIES = frozenset(("torch.tensor", "torch.as_tensor"))
@@ -162,8 +162,8 @@ class HostTensorToDevice(Rule):
         elif method in ("cuda", "to", "type_as") and not non_blocking(node):
             before = self.ctx.value(node.func.value)
             after = self.ctx.value(node)
-            if after.kind != TENSOR or after.device == CPU:
-                return
+            if after.kind != TENSOR or after.device == CPU or no_element_factory(self.ctx, node.func.value):
+                return  # `torch.empty(0).to(d)`: no element to copy
             if before.device == CPU:
                 # `type_as(gpu_t)` copies like `.to(gpu_t)`, with no non_blocking to offer
                 self.report(node, fix=self._fix_copy(node, method) if method != "type_as" else None)
@@ -275,6 +275,9 @@ class HostTensorToDevice(Rule):
                     self.report(e, WHERE_MESSAGE)
 
     def _host_data_on_device(self, call: cst.Call) -> bool:
+        data = arg(call, 0, "data")
+        if data is not None and empty_literal(data.value):
+            return False  # `torch.tensor([], device=d)`: no data to copy
         made = self.ctx.value(call)
         return made.kind == TENSOR and made.device != CPU and not self._data_on_device(call)
 

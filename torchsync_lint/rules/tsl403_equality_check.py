@@ -3,7 +3,7 @@
 import libcst as cst
 
 from torchsync_lint.rules.base import Rule
-from torchsync_lint.rules._common import arg, may_be_on_gpu
+from torchsync_lint.rules._common import arg, may_be_on_gpu, same_operand
 
 NAMES = ("equal", "allclose", "is_nonzero")
 FUNCTIONS = frozenset(p + n for p in ("torch.", "torch.Tensor.") for n in NAMES)
@@ -86,12 +86,18 @@ class TensorEqualityCheck(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         q = self.ctx.qualname(node.func)
         if q in FUNCTIONS:
-            if self._gpu_operands(arg(node, 0, "input"), arg(node, 1, "other")):
+            a, b = arg(node, 0, "input"), arg(node, 1, "other")
+            if q.endswith(".equal") and a is not None and b is not None and same_operand(a.value, b.value):
+                return  # `torch.equal(a, a)`: the same tensor is equal without a look at the data
+            if self._gpu_operands(a, b):
                 self.report(node)
         elif q in ASSERTIONS:
             if self._gpu_operands(arg(node, 0, "actual"), arg(node, 1, "expected")):
                 self.report(node, ASSERT_MESSAGE)
         elif q is None and self.ctx.tensor_method(node) in NAMES and self.ctx.maybe_gpu_tensor(node.func.value):
+            other = arg(node, 0, "other")
+            if node.func.attr.value == "equal" and other is not None and same_operand(node.func.value, other.value):
+                return
             self.report(node)
 
     def _gpu_operands(self, *operands) -> bool:

@@ -1,9 +1,12 @@
 """TSL404 distribution-validation."""
 
-from typing import Optional
+from typing import List, Optional, Union
 
 import libcst as cst
 
+from torchsync_lint.inference.index import ClassInfo, FunctionInfo, any_base
+from torchsync_lint.inference.names import dotted
+from torchsync_lint.inference.switches import validation_off
 from torchsync_lint.inference.values import CPU, NUMBER, TENSOR
 from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules import _fixes as fx
@@ -23,6 +26,18 @@ DISTRIBUTIONS = frozenset(
     ).split()
 )
 SET_DEFAULT = "Distribution.set_default_validate_args"
+# Wrappers whose log_prob hands the sample to the distribution they wrap (which validates it).
+WRAPPERS = frozenset(("Independent",))
+# Methods that check their sample against the support (`_validate_sample`) when validation is on.
+SAMPLE_CHECKING = frozenset(("log_prob", "cdf"))
+SAMPLE_MESSAGE = (
+    "`{method}` of a distribution built with argument validation on checks the sample on the host "
+    "(`_validate_sample`); build it with `validate_args=False`"
+)
+VALIDATE_SAMPLE_MESSAGE = (
+    "`_validate_sample` checks the value against the support on the host whenever the distribution "
+    "validates (the default); build it with `validate_args=False`"
+)
 # MultivariateNormal factors these with torch.linalg.cholesky, which checks for errors on the host.
 FACTORED_ARGS = ("covariance_matrix", "precision_matrix")
 MVN_MESSAGE = (
@@ -42,10 +57,18 @@ class DistributionValidation(Rule):
     ## What it does
     Flags the construction of a `torch.distributions` distribution (`Normal`, `Categorical`,
     `Bernoulli`, ..., however imported: `torch.distributions.Normal`, `D.Normal`,
-    `from torch.distributions import Normal`) without `validate_args=False`, unless the file
-    turns validation off with `Distribution.set_default_validate_args(False)`. Also flags
-    `MultivariateNormal` built from `covariance_matrix=` or `precision_matrix=`, which syncs even
-    without validation.
+    `from torch.distributions import Normal`, or a class held in a class attribute such as
+    `self.distribution_class`) without `validate_args=False`, unless validation is turned off with
+    `Distribution.set_default_validate_args(False)` in this file or any file of the project. Also
+    flags `MultivariateNormal` built from `covariance_matrix=` or `precision_matrix=`, which syncs
+    even without validation.
+
+    Subclasses defined in the project count too: building a subclass of a checking distribution
+    (or of `Distribution` with `arg_constraints` of its own) is flagged unless the call passes
+    `validate_args=False` or its `__init__` hands `validate_args=False` to the base class;
+    `self._validate_sample(value)` in a subclass is flagged, as is `super().log_prob(value)`.
+    `log_prob` / `cdf` of a distribution built with validation on (in the same function, or
+    returned by a function of the file, also wrapped in `Independent`) is flagged as well.
 
     ## Why is this bad?
     Argument validation is on by default (it follows `__debug__`). The constructor checks every
@@ -87,14 +110,12 @@ class DistributionValidation(Rule):
     `False`); calls with `*args`/`**kwargs` are left alone.
 
     ## Known problems
-    `set_default_validate_args(False)` is only seen in the same file; set in another file (a
-    training script), it still leaves this file's distributions reported: pass
-    `validate_args=False` or add a noqa. `validate_args=<variable>` is assumed to be False.
-    Running with `python -O` turns validation off too, which the linter cannot know. Subclasses
-    of `Distribution` defined in the project are not reported. `Independent` is not reported: it
-    only delegates to its base distribution. A distribution built only from Python numbers or
-    CPU tensors (`Normal(0, 1)`) validates on the host and is not reported, although its
-    `log_prob` or `cdf` of a GPU tensor still checks that value with a sync.
+    `validate_args=<variable>` is assumed to be False. Running with `python -O` turns validation
+    off too, which the linter cannot know; so does a `set_default_validate_args(False)` outside
+    the linted files. Subclasses are followed through the bases of their own file only.
+    `Independent` is not reported: it only delegates to its base distribution. A distribution
+    built only from Python numbers or CPU tensors (`Normal(0, 1)`) validates on the host and is
+    not reported; its `log_prob` of a GPU tensor is (the sample is checked with a sync).
 
     ## Verify
     Measured on an H200 (torch 2.11): constructing `Normal`, `Categorical`, `Bernoulli`,
@@ -116,9 +137,31 @@ class DistributionValidation(Rule):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        q = self.ctx.qualname(node.func)
-        if q is None or not q.startswith("torch.distributions.") or q.split(".")[-1] not in DISTRIBUTIONS:
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            name = func.attr.value
+            if name == "_validate_sample" and self._in_distribution_class() and _on_self(func.value):
+                if not self._validation_off_in_file():
+                    self.report(node, VALIDATE_SAMPLE_MESSAGE)
+                return
+            if name in SAMPLE_CHECKING and node.args and self._validating_receiver(func.value):
+                sample = self.ctx.value(node.args[0].value)
+                if sample.kind == NUMBER or (sample.kind == TENSOR and sample.device == CPU):
+                    return
+                if not self._validation_off_in_file():
+                    self.report(node, SAMPLE_MESSAGE.format(method=name))
+                return
+        target = self._distribution_class(func)
+        if target is None:
             return
+        if isinstance(target, ClassInfo):
+            if self._host_parameters(node) or not self._subclass_validates(target, node):
+                return
+            if not self._validation_off_in_file():
+                self.report(node, fix=None if any(a.star for a in node.args) else fx.make(
+                    fx.UNSAFE, "pass `validate_args=False`", node, fx.with_keyword(node, "validate_args", "False")))
+            return
+        q = target
         if self._host_parameters(node):
             return
         validate = arg(node, None, "validate_args")
@@ -130,6 +173,159 @@ class DistributionValidation(Rule):
         if q.endswith("MultivariateNormal") and any(arg(node, None, k) is not None for k in FACTORED_ARGS):
             self.report(node, MVN_MESSAGE)
 
+    # -- which class a call builds -----------------------------------------------------------
+    def _distribution_class(self, func: cst.BaseExpression, depth: int = 0) -> Union[str, ClassInfo, None]:
+        """A torch distribution's qualified name, or a project subclass of one, that calling
+        ``func`` builds: the class named directly, however imported; a class of this file
+        derived from one; a class held in a class attribute (``self.distribution_class``)."""
+        q = self.ctx.qualname(func)
+        if q is not None:
+            return q if q.startswith("torch.distributions.") and q.split(".")[-1] in DISTRIBUTIONS else None
+        if isinstance(func, cst.Name):
+            cls = self.ctx.index.classes.get(func.value)
+            if cls is not None and _is_class_ref(cls, func) and self._is_distribution(cls):
+                return cls
+            return None
+        if depth < 2 and isinstance(func, cst.Attribute) and _on_self(func.value):
+            for value in self._class_attribute(func.attr.value):
+                got = self._distribution_class(value, depth + 1)
+                if got is not None:
+                    return got
+        return None
+
+    def _class_attribute(self, name: str) -> List[cst.BaseExpression]:
+        """What ``self.<name>`` / ``cls.<name>`` holds by the enclosing class's (or a local base
+        class's) class-level assignments and ``self.<name> = ...`` in its methods."""
+        func = self.ctx.function
+        cls = func.cls if func is not None else None
+        if cls is None and func is not None:
+            p = func.parent
+            while p is not None and p.cls is None:
+                p = p.parent
+            cls = p.cls if p is not None else None
+        out: List[cst.BaseExpression] = []
+        seen = set()
+        while cls is not None and id(cls) not in seen:
+            seen.add(id(cls))
+            for st in cls.node.body.body:
+                for small in getattr(st, "body", ()) if isinstance(st, cst.SimpleStatementLine) else ():
+                    if isinstance(small, cst.Assign) and any(dotted(t.target) == name for t in small.targets):
+                        out.append(small.value)
+                    elif isinstance(small, cst.AnnAssign) and small.value is not None and dotted(small.target) == name:
+                        out.append(small.value)
+            out.extend(expr for _f, expr in cls.attrs.get(name, ()))
+            if out:
+                return out
+            cls = next((self.ctx.index.classes.get(b.split(".")[-1]) for b in cls.bases
+                        if self.ctx.index.classes.get(b.split(".")[-1]) is not None), None)
+        return out
+
+    def _is_distribution(self, cls: ClassInfo) -> bool:
+        """A class of this file derived from a torch distribution (through bases of this file)."""
+        def torch_base(c: ClassInfo) -> bool:
+            return any(b.startswith("torch.distributions.") for b in c.bases)
+        return torch_base(cls) or any_base(cls, self.ctx.index, None, torch_base, lambda _k: False)
+
+    def _concrete_base(self, cls: ClassInfo) -> bool:
+        """Some base is a distribution of torch that checks its parameters (``Normal``...), or the
+        class declares constraints of its own (``arg_constraints = {...}``) for the base to check."""
+        def concrete(c: ClassInfo) -> bool:
+            if any(b.startswith("torch.distributions.") and b.split(".")[-1] in DISTRIBUTIONS for b in c.bases):
+                return True
+            for st in c.node.body.body:
+                for small in getattr(st, "body", ()) if isinstance(st, cst.SimpleStatementLine) else ():
+                    if (isinstance(small, (cst.Assign, cst.AnnAssign)) and isinstance(small.value, cst.Dict)
+                            and small.value.elements
+                            and any(dotted(t) == "arg_constraints" for t in _targets(small))):
+                        return True
+            return False
+        return concrete(cls) or any_base(cls, self.ctx.index, None, concrete, lambda _k: False)
+
+    def _subclass_validates(self, cls: ClassInfo, call: cst.Call) -> bool:
+        """Building a project subclass validates unless the call passes ``validate_args=False`` or
+        its ``__init__`` hands ``validate_args=False`` to the base class."""
+        if not self._concrete_base(cls):
+            return False
+        given = arg(call, None, "validate_args")
+        if given is not None and not self._validates(given.value):
+            return False
+        c: Optional[ClassInfo] = cls
+        seen = set()
+        while c is not None and id(c) not in seen:
+            seen.add(id(c))
+            init = c.methods.get("__init__")
+            if init is not None:
+                return not _forwards_false(init)
+            c = next((self.ctx.index.classes.get(b.split(".")[-1]) for b in c.bases
+                      if self.ctx.index.classes.get(b.split(".")[-1]) is not None), None)
+        return True
+
+    def _in_distribution_class(self) -> bool:
+        func = self.ctx.function
+        while func is not None and func.cls is None:
+            func = func.parent
+        return func is not None and self._is_distribution(func.cls)
+
+    # -- log_prob of a validating distribution -----------------------------------------------
+    def _validating_receiver(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        """``expr`` is a distribution that validates its samples: built here (or by a function
+        of this file that returns one) from a validating construction, or ``super()`` in a
+        subclass of a checking distribution."""
+        if depth > 3:
+            return False
+        if isinstance(expr, cst.Call):
+            if dotted(expr.func) == "super" and not expr.args:
+                func = self.ctx.function
+                return func is not None and func.cls is not None and self._concrete_base(func.cls)
+            return self._validating_call(expr, depth)
+        if isinstance(expr, cst.Name):
+            func = self.ctx.function
+            values = _bound(func, expr.value) if func is not None else []
+            return bool(values) and all(self._validating_receiver(v, depth + 1) for v in values)
+        return False
+
+    def _validating_call(self, call: cst.Call, depth: int) -> bool:
+        q = self.ctx.qualname(call.func)
+        if q is not None and q.startswith("torch.distributions.") and q.split(".")[-1] in WRAPPERS:
+            a = arg(call, 0, "base_distribution")
+            return a is not None and self._validating_receiver(a.value, depth + 1)
+        target = self._distribution_class(call.func)
+        if isinstance(target, ClassInfo):
+            return self._subclass_validates(target, call)
+        if target is not None:
+            validate = arg(call, None, "validate_args")
+            return validate is None or self._validates(validate.value)
+        callee = self._local_function(call.func)
+        if callee is None or not callee.returns:
+            return False
+        return all(self._returned_validating(callee, r, depth + 1) for r in callee.returns)
+
+    def _returned_validating(self, callee: FunctionInfo, expr: cst.BaseExpression, depth: int) -> bool:
+        if isinstance(expr, cst.Name):
+            values = _bound(callee, expr.value)
+            return bool(values) and all(self._returned_validating(callee, v, depth + 1) for v in values)
+        return isinstance(expr, cst.Call) and depth <= 3 and self._validating_call(expr, depth)
+
+    def _local_function(self, func: cst.BaseExpression) -> Optional[FunctionInfo]:
+        """The function of this file a call runs: ``helper(...)`` or ``self.method(...)``."""
+        index = self.ctx.index
+        if isinstance(func, cst.Name):
+            return index.module_functions.get(func.value)
+        if isinstance(func, cst.Attribute) and _on_self(func.value):
+            cur = self.ctx.function
+            while cur is not None and cur.cls is None:
+                cur = cur.parent
+            c = cur.cls if cur is not None else None
+            seen = set()
+            while c is not None and id(c) not in seen:
+                seen.add(id(c))
+                m = c.methods.get(func.attr.value)
+                if m is not None:
+                    return m
+                c = next((index.classes.get(b.split(".")[-1]) for b in c.bases
+                          if index.classes.get(b.split(".")[-1]) is not None), None)
+        return None
+
     def _host_parameters(self, call: cst.Call) -> bool:
         """Every parameter is a Python number or a CPU tensor: validation runs on the host, no wait."""
         values = [self.ctx.value(a.value) for a in call.args if not (a.keyword and a.keyword.value == "validate_args")]
@@ -140,17 +336,60 @@ class DistributionValidation(Rule):
         return isinstance(expr, cst.Name) and expr.value in ("True", "None")
 
     def _validation_off_in_file(self) -> bool:
+        """``Distribution.set_default_validate_args(False)`` in this file or any file of the project."""
         got: Optional[bool] = getattr(self, "_off", None)
         if got is None:
-            got = any(
-                name.endswith(SET_DEFAULT) and name.startswith("torch.distributions.") and is_false(_first(call))
-                for name, calls in self.ctx.index.torch_calls.items()
-                for call in calls
-            )
+            got = validation_off(self.ctx.evaluator, self.ctx.index)
             self._off = got
         return got
 
 
-def _first(call: cst.Call) -> Optional[cst.BaseExpression]:
-    a = arg(call, 0, "value")
-    return a.value if a is not None else None
+def _on_self(expr: cst.BaseExpression) -> bool:
+    """``self``, ``cls``, ``type(self)`` or ``self.__class__``."""
+    if isinstance(expr, cst.Name):
+        return expr.value in ("self", "cls")
+    if isinstance(expr, cst.Call) and dotted(expr.func) == "type" and len(expr.args) == 1:
+        return _on_self(expr.args[0].value)
+    return isinstance(expr, cst.Attribute) and expr.attr.value == "__class__" and _on_self(expr.value)
+
+
+def _is_class_ref(cls: ClassInfo, name: cst.Name) -> bool:
+    return cls.name == name.value
+
+
+def _targets(small) -> List[cst.BaseExpression]:
+    if isinstance(small, cst.Assign):
+        return [t.target for t in small.targets]
+    return [small.target]
+
+
+def _bound(func: FunctionInfo, name: str) -> List[cst.BaseExpression]:
+    """Every value a function assigns to a plain local name (none: a parameter or unknown)."""
+    out = []
+    for b in func.bindings:
+        if b[0] in ("assign", "annassign") and b[2] is not None:
+            for t in b[1]:
+                if isinstance(t, cst.Name) and t.value == name:
+                    out.append(b[2])
+                elif isinstance(t, (cst.Tuple, cst.List)) and any(
+                        isinstance(e.value, cst.Name) and e.value.value == name for e in t.elements):
+                    return []  # unpacked from something else: unknown
+        elif b[0] in ("for", "with", "import"):
+            tgt = b[1]
+            if isinstance(tgt, cst.Name) and tgt.value == name or b[0] == "import" and tgt == name:
+                return []
+    return out
+
+
+def _forwards_false(init: FunctionInfo) -> bool:
+    """``__init__`` calls ``super().__init__(..., validate_args=False)`` (or ``Base.__init__``)."""
+    stack: List[cst.CSTNode] = [init.node.body]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "__init__":
+            a = arg(n, None, "validate_args")
+            if a is not None and is_false(a.value):
+                return True
+        if not isinstance(n, (cst.FunctionDef, cst.ClassDef)):
+            stack.extend(n.children)
+    return False

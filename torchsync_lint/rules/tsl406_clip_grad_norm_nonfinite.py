@@ -14,6 +14,10 @@ FLAG_POSITION = {
 PREFIXES = ("torch.nn.utils.", "torch.nn.utils.clip_grad.")
 
 
+# The calls this rule reports (read by rules.claims).
+FUNCTIONS = frozenset(p + n for p in PREFIXES for n in FLAG_POSITION)
+SYNC_CONDITION = "only with `error_if_nonfinite=True`"
+
 class ClipGradNormNonfiniteCheck(Rule):
     """
     ## What it does

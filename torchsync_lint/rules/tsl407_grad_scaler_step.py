@@ -2,8 +2,20 @@
 
 import libcst as cst
 
+from torchsync_lint import catalog
 from torchsync_lint.inference.values import CPU, GRAD_SCALER
 from torchsync_lint.rules.base import Rule
+
+# GradScaler methods this rule reports on a CUDA scaler (read by rules.claims). `step` reads
+# found_inf (tests/truth optim-01); the others are reported once the catalog measures them to sync
+# (`torch.amp.GradScaler.state_dict` reads the scale and growth tracker with `.item()`).
+SCALER_CALLS = frozenset(("torch.amp.GradScaler.step", "torch.amp.GradScaler.state_dict"))
+MEASURED_MESSAGE = "`GradScaler.{method}` was measured to make the host wait for the GPU; call it outside the step"
+
+
+def _reported(method: str) -> bool:
+    q = f"torch.amp.GradScaler.{method}"
+    return q in SCALER_CALLS and (method == "step" or catalog.syncs(q) is True)
 
 
 class GradScalerStep(Rule):
@@ -52,7 +64,9 @@ class GradScalerStep(Rule):
 
     ## Known problems
     Only scalers inference can see being created (in the function, or as a `self.` attribute)
-    are recognised. CPU scalers (`GradScaler("cpu")`) are not reported.
+    are recognised. CPU scalers (`GradScaler("cpu")`) are not reported. Other methods of the
+    scaler (`state_dict()`, which reads the scale with `.item()`) are reported only once the sync
+    catalog has measured them to sync (`SCALER_CALLS`); `state_dict` is not measured yet.
 
     ## Verify
     Measured on an H200 (torch 2.11): `scaler.step(opt)` waited for a queued 50 ms
@@ -73,7 +87,7 @@ class GradScalerStep(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         f = node.func
-        if isinstance(f, cst.Attribute) and f.attr.value == "step":
+        if isinstance(f, cst.Attribute) and _reported(f.attr.value):
             v = self.ctx.value(f.value)
             if v.kind == GRAD_SCALER and v.device != CPU:
-                self.report(node)
+                self.report(node, None if f.attr.value == "step" else MEASURED_MESSAGE.format(method=f.attr.value))

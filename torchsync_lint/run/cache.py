@@ -27,7 +27,7 @@ FORMAT = 1
 def code_fingerprint() -> str:
     """The linter's own code (every module of the package), LibCST's and Python's versions."""
     h = hashlib.sha256(f"{FORMAT}|{sys.version}|{getattr(libcst, '__version__', '')}".encode())
-    root = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the package, not run/ alone
     for folder, dirs, files in sorted(os.walk(root)):
         dirs.sort()
         for name in sorted(files):

@@ -98,7 +98,8 @@ class OnDemand:
             for caller, args, kwargs in sites:
                 if caller not in stale:
                     calls.setdefault(key, []).append((args, kwargs))
-        self.project = Project({}, loader=self._load, calls=calls, sets_default_device=index.sets_default_device)
+        self.project = Project({}, loader=self._load, calls=calls, sets_default_device=index.sets_default_device,
+                               validation_off=index.validation_off)
         self.computed = 0
         self._new_summaries: Dict[str, Optional[dict]] = {}
         for path in sorted(changed):

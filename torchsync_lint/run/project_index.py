@@ -12,6 +12,7 @@ it; ``write`` keeps it in the cache folder, one JSON file per rule selection and
   interface to learn who calls it;
 - ``hot``: the hot functions of the whole run (``inference.hotness.CallGraph.hot``);
 - ``sets_default_device``: some file moves torch's default device.
+- ``validation_off``: some file turns distribution argument validation off.
 
 The call-graph summaries of every file go to a second file (``graph-*.json``), read only when
 the checked file's own summary (or another file's) differs from the indexed one, to walk the
@@ -124,7 +125,8 @@ def write(reports: List[FileReport], options: Options, hot: Iterable[str], cache
     _dump(graph_file, {"key": ident, "data": {"format": FORMAT, "code": code_fingerprint(), "keys": keys,
                                               "summaries": summaries}})
     _dump(index_file, {"key": ident, "data": {"format": FORMAT, "files": files, "calls": calls, "hot": sorted(hot),
-                                              "sets_default_device": project.sets_default_device}})
+                                              "sets_default_device": project.sets_default_device,
+                                              "validation_off": project.validation_off}})
     return True
 
 
@@ -136,6 +138,7 @@ class Index:
         self.calls: Dict[str, list] = data["calls"]
         self.hot: List[str] = data["hot"]
         self.sets_default_device: bool = data["sets_default_device"]
+        self.validation_off: bool = data.get("validation_off", False)
         self.graph_file = graph_file
         self.modules: Dict[str, str] = {}
         for path, entry in self.files.items():

@@ -29,6 +29,7 @@ import ast
 import inspect
 import json
 import os
+import re
 import sys
 from typing import Any, Optional
 
@@ -109,7 +110,32 @@ class Generator:
                 for o in overloads:
                     o["returns"] = dict(joined)
                 source += " -> " + ", ".join("_VF." + t for t in targets)
+            else:
+                documented = self.documented_returns(fn)
+                if documented is not None:
+                    for o in overloads:
+                        o["returns"] = dict(documented)
+                    source += " -> docstring"
         return overloads, source
+
+    def documented_returns(self, fn: Any) -> Optional[dict]:
+        """What an unannotated Python function returns by its docstring's ``Returns:`` section
+        (``shape (torch.Size): ...``): the one type it names, when the annotation classifier
+        knows it; None otherwise."""
+        doc = inspect.getdoc(fn) or ""
+        m = re.search(r"^Returns?:\s*\n((?:[ \t]+.*\n?)+)", doc, re.M)
+        if m is None:
+            return None
+        entries = [ln.strip() for ln in m.group(1).splitlines() if ln.strip()]
+        found = re.match(r"^(?:\w+\s*)?\(([\w.]+)\)\s*:", entries[0]) if entries else None
+        if found is None:
+            return None
+        try:
+            node = ast.parse(found.group(1), mode="eval").body
+        except SyntaxError:
+            return None
+        got = self.cls.returns(node)
+        return got if got.get("kind") != "unknown" else None
 
     def vf_returns(self, name: str) -> list[dict]:
         """Returns of torch._VF.<name>: its stub, else its native schemas (many have no stub)."""
