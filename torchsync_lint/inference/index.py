@@ -100,6 +100,8 @@ class FunctionInfo:
     tensor_uses: Set[str] = field(default_factory=set)
     # names the body lists as the data of a new tensor (``x.new_tensor([lo, hi])``): Python numbers
     number_uses: Set[str] = field(default_factory=set)
+    # names the body tests with isinstance(): of several types, so no use is evidence of one
+    type_tested: Set[str] = field(default_factory=set)
     # names the body copies to a device (``x.to(d)``, ``x["k"].cuda()``), and the targets of
     # comprehensions over a name (``{k: v.to(d) for k, v in batch.items()}``: v -> batch)
     moved: Set[str] = field(default_factory=set)
@@ -454,6 +456,9 @@ class FileIndex(cst.CSTVisitor):
                 and catalog.syncs("torch.Tensor." + func.attr.value) is False):
             # `x.mean(dim=0)`: numpy and pandas say `axis`; a method measured not to sync
             caller.tensor_uses.add(func.value.value)
+        if (caller is not None and isinstance(func, cst.Name) and func.value == "isinstance" and node.args
+                and isinstance(node.args[0].value, cst.Name)):
+            caller.type_tested.add(node.args[0].value.value)
         if caller is not None and node.args and isinstance(node.args[0].value, (cst.List, cst.Tuple)) and (
                 isinstance(func, cst.Attribute) and func.attr.value == "new_tensor" or key in HOST_DATA_FACTORIES):
             # `x.new_tensor([lo, hi])`, `torch.tensor([a, b])`: names listed as a tensor's data are

@@ -175,7 +175,7 @@ class Summaries:
     def _entry_device(self, func: FunctionInfo, name: str, pos: Optional[int], default: Value) -> Value:
         """``def schedule(n, device="cpu")`` that no call in the project reaches: an entry point whose
         callers (outside the project) pick the device; the CPU default says nothing about them."""
-        if func.parent is not None or (func.name.startswith("_") and func.name != "__init__"):
+        if func.parent is not None or func.name.startswith("_"):
             return default
         if self.project is None:
             # a file on its own: its calls are all there are (in a run, the project pass asks again)
@@ -195,8 +195,8 @@ class Summaries:
         be used (``x.new_ones(...)``, ``s[s > 0]``); or, failing that, a parameter of that name
         that two functions of this file use so (a file's functions share their names'
         meanings: ``sigmas`` indexed by ``sigmas > 0`` in one sampler is a tensor in the next)."""
-        if name in _bound_names(func):
-            return False
+        if name in _bound_names(func) or name in func.type_tested:
+            return False  # rebound, or tested with isinstance (a use under the test is no evidence)
         if name in func.tensor_uses:
             return True
         names = getattr(self, "_tensor_param_names", None)
@@ -209,6 +209,7 @@ class Summaries:
                 for prm in list(p.posonly_params) + list(p.params) + list(p.kwonly_params):
                     n = prm.name.value
                     if (n in f.tensor_uses and prm.annotation is None and n not in _bound_names(f)
+                            and n not in f.type_tested
                             and (prm.default is None or _is_none(prm.default))):
                         seen[n] = seen.get(n, 0) + 1
             # a convention of the file: the evidence in two functions at least
