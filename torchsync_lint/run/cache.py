@@ -50,6 +50,27 @@ def key(data: bytes, path: str, module_name: str, options: object) -> str:
     return h.hexdigest()
 
 
+def write_json(path: str, payload: dict) -> None:
+    """Write ``payload`` as JSON to ``path`` atomically (a temporary file, then a rename); a
+    read-only or full disk only costs speed, so its errors are dropped."""
+    tmp = None
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, separators=(",", ":"))
+        os.replace(tmp, path)
+        tmp = None
+    except (OSError, TypeError, ValueError):
+        pass
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
 class ReportCache:
     def __init__(self, directory: str) -> None:
         self.directory = directory
@@ -68,20 +89,4 @@ class ReportCache:
         return entry["data"]
 
     def put(self, k: str, data: dict) -> None:
-        target = self._file(k)
-        tmp = None
-        try:
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"key": k, "data": data}, fh, separators=(",", ":"))
-            os.replace(tmp, target)
-            tmp = None
-        except (OSError, TypeError, ValueError):
-            pass  # a read-only or full disk only costs speed
-        finally:
-            if tmp is not None:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
+        write_json(self._file(k), {"key": k, "data": data})

@@ -46,6 +46,18 @@ def _live_keys(cache_dir: str) -> Set[str]:
     except OSError:
         return live
     for name in names:
+        if name.startswith("select-") and name.endswith(".json"):  # which index some options read
+            try:
+                with open(os.path.join(folder, name), "rb") as fh:
+                    stale = json.loads(fh.read())["data"].get("code") != code
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                stale = True
+            if stale:
+                try:
+                    os.unlink(os.path.join(folder, name))
+                except OSError:
+                    pass
+            continue
         if not name.startswith("graph-") or not name.endswith(".json"):
             continue
         path = os.path.join(folder, name)
@@ -57,7 +69,9 @@ def _live_keys(cache_dir: str) -> Set[str]:
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             current, keys = False, []
         if not current:
-            for stale in (path, os.path.join(folder, "index-" + name[len("graph-"):])):
+            ident = name[len("graph-"):-len(".json")]
+            for stale in (path, os.path.join(folder, f"index-{ident}.json"),
+                          os.path.join(folder, f"index-{ident}-calls.json")):
                 try:
                     os.unlink(stale)
                 except OSError:

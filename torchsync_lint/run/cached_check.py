@@ -1,5 +1,6 @@
 """A file's check through the report cache: the same bytes, path, package, options, linter code
-(and, checked with a project, the same interfaces) give the stored report."""
+(and, checked with a project, the same answers to every question the check asked of it: the
+entries ``tracked_project`` recorded) give the stored report."""
 
 from __future__ import annotations
 
@@ -13,13 +14,15 @@ from torchsync_lint.finding import FileError
 from torchsync_lint.run import report_data
 from torchsync_lint.run.cache import ReportCache
 from torchsync_lint.run.cache import key as cache_key
+from torchsync_lint.run.tracked_project import TrackedProject
 
 
 def check_file(path: str, options: Options, cache_dir: Optional[str] = None, project=None,
                want_interface: bool = False, project_digest: str = "", ordered: bool = False) -> FileReport:
     """Check one file; with ``cache_dir``, reuse the report of a run on the same bytes, path,
-    package, options and linter code (see ``cache``); checked with a project, also the same
-    interfaces of every file (``project_digest``)."""
+    package, options and linter code (see ``cache``); checked with a ``TrackedProject``, also the
+    same entries of every interface the check asked about (anything else: also the same
+    ``project_digest``)."""
     try:
         with open(path, "rb") as fh:
             data = fh.read()
@@ -28,39 +31,63 @@ def check_file(path: str, options: Options, cache_dir: Optional[str] = None, pro
     if cache_dir is None:
         return check_data(data, path, options, project, want_interface, ordered)
     store = ReportCache(cache_dir)
-    k = cache_key(data, path, module_name_for(path)[0], (options, project_digest, want_interface, ordered))
-    report = from_cache(store, k, data, path)
+    tracked = project if isinstance(project, TrackedProject) else None
+    k = _key(data, path, options, project_digest, want_interface, ordered, tracked is not None)
+    report = from_cache(store, k, data, path, tracked)
     if report is not None:
         return report
-    report = check_data(data, path, options, project, want_interface, ordered)
+    if tracked is not None:
+        tracked.begin()
+        try:
+            report = check_data(data, path, options, project, want_interface, ordered)
+        finally:
+            deps = tracked.end()
+    else:
+        report = check_data(data, path, options, project, want_interface, ordered)
     if report.error is None or report.error.message.startswith("syntax error"):
-        store.put(k, report_data.to_json(report))  # never keep an internal error: the next run may be fixed
+        entry = report_data.to_json(report)  # never keep an internal error: the next run may be fixed
+        if tracked is not None:
+            entry = {"deps": tracked.record(deps), "report": entry}
+        store.put(k, entry)
         report.cache_key = k
     return report
 
 
+def _key(data: bytes, path: str, options: Options, project_digest: str, want_interface: bool, ordered: bool,
+         tracked: bool) -> str:
+    what = (options, "entries" if tracked else project_digest, want_interface, ordered)
+    return cache_key(data, path, module_name_for(path)[0], what)
+
+
 def cached_report(path: str, options: Options, cache_dir: str, project_digest: str = "", want_interface: bool = False,
-                  ordered: bool = False) -> Optional[FileReport]:
+                  ordered: bool = False, project=None) -> Optional[FileReport]:
     """The report ``check_file`` would return from the cache, or None when it would check the file."""
     try:
         with open(path, "rb") as fh:
             data = fh.read()
     except OSError:
         return None
-    k = cache_key(data, path, module_name_for(path)[0], (options, project_digest, want_interface, ordered))
-    return from_cache(ReportCache(cache_dir), k, data, path)
+    tracked = project if isinstance(project, TrackedProject) else None
+    k = _key(data, path, options, project_digest, want_interface, ordered, tracked is not None)
+    return from_cache(ReportCache(cache_dir), k, data, path, tracked)
 
 
-def from_cache(store: ReportCache, k: str, data: bytes, path: str) -> Optional[FileReport]:
+def from_cache(store: ReportCache, k: str, data: bytes, path: str,
+               project: Optional[TrackedProject] = None, final: bool = False) -> Optional[FileReport]:
+    """The report stored under ``k``; an entry kept with its dependencies is valid only where
+    ``project`` answers them alike (without a project: read by a caller that checked otherwise)."""
     hit = store.get(k)
     if hit is None:
         return None
     try:
-        report = report_data.from_json(hit, FileReport)
+        if "deps" in hit:
+            if project is not None and not project.matches(hit["deps"]):
+                return None
+            hit = hit["report"]
+        report = report_data.from_json(hit, FileReport, final)
         report.cache_key = k
         if report.findings:
             report.noqa = Suppressions(decode(data, path))
         return report
     except Exception:  # a corrupt entry: check the file again and overwrite it
         return None
-

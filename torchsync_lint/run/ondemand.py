@@ -92,14 +92,20 @@ class OnDemand:
         index = self.index
         self.paths = dict(index.modules)
         changed = set(index.changed())
-        calls: Dict[str, list] = {}
         stale = {index.files[p][3] for p in changed}
-        for key, sites in index.calls.items():
-            for caller, args, kwargs in sites:
-                if caller not in stale:
+        derived: list = []  # interfaces of changed files: their calls replace their indexed ones
+
+        def fill(calls: Dict[str, list]) -> None:
+            for key, sites in index.calls.items():
+                for caller, args, kwargs in sites:
+                    if caller not in stale:
+                        calls.setdefault(key, []).append((args, kwargs))
+            for iface in derived:
+                for key, args, kwargs in self.project.calls_from(iface):
                     calls.setdefault(key, []).append((args, kwargs))
-        self.project = Project({}, loader=self._load, calls=calls, sets_default_device=index.sets_default_device,
-                               validation_off=index.validation_off)
+
+        self.project = Project({}, loader=self._load, calls=_LazyCalls(fill),
+                               sets_default_device=index.sets_default_device, validation_off=index.validation_off)
         self.computed = 0
         self._new_summaries: Dict[str, Optional[dict]] = {}
         for path in sorted(changed):
@@ -110,8 +116,7 @@ class OnDemand:
                 continue
             iface = self.project.module(module)  # derived again (``_load``)
             self._new_summaries[path] = iface.get("summary") if iface else None
-            for key, args, kwargs in self.project.calls_from(iface):
-                calls.setdefault(key, []).append((args, kwargs))
+            derived.append(iface)
 
     def _walk(self) -> None:
         self._walked = True
@@ -217,6 +222,35 @@ class OnDemand:
         stored.update(others)
         stored[full] = mine
         return CallGraph((summary_from_data(s) for s in stored.values() if s is not None), hot_names)
+
+
+class _LazyCalls(dict):
+    """The callers' table, built on the first question (a stored report asks none)."""
+
+    def __init__(self, fill) -> None:
+        super().__init__()
+        self._fill = fill
+
+    def _ready(self) -> None:
+        if self._fill is not None:
+            fill, self._fill = self._fill, None
+            fill(self)
+
+    def get(self, key, default=None):  # type: ignore[override]
+        self._ready()
+        return dict.get(self, key, default)
+
+    def __contains__(self, key) -> bool:  # type: ignore[override]
+        self._ready()
+        return dict.__contains__(self, key)
+
+    def __getitem__(self, key):
+        self._ready()
+        return dict.__getitem__(self, key)
+
+    def items(self):  # type: ignore[override]
+        self._ready()
+        return dict.items(self)
 
 
 def project_for(path: str, cache_dir: Optional[str] = None) -> Optional[OnDemand]:

@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from typing import Dict, Iterable, List, Optional, Tuple
 
 from torchsync_lint.check.report import FileReport, Options
@@ -35,7 +34,7 @@ from torchsync_lint.check.source import module_name_for
 from torchsync_lint.inference.interface import summary_to_data
 from torchsync_lint.inference.project import Project
 from torchsync_lint.rules.registry import select_rules
-from torchsync_lint.run.cache import code_fingerprint
+from torchsync_lint.run.cache import code_fingerprint, write_json
 
 FORMAT = 1
 INDEX_DIR = "index"
@@ -48,6 +47,27 @@ def index_id(options: Options) -> str:
     text = json.dumps([code_fingerprint(), codes, sorted(options.hot_functions), sorted(options.cold_functions),
                        extra])
     return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def selection_key(options: Options) -> str:
+    """The options as given (not resolved to rules), with the linter's code: the name of a small
+    file that says which ``index_id`` they resolve to, so a reader does not load every rule."""
+    extra = os.environ.get("TORCHSYNC_LINT_EXTRA_SYNC_CALLS", "")
+    text = json.dumps([code_fingerprint(), list(options.select), list(options.ignore), list(options.hot_functions),
+                       list(options.cold_functions), extra])
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _ident(cache_dir: str, options: Options) -> str:
+    sel = selection_key(options)
+    try:
+        with open(os.path.join(cache_dir, INDEX_DIR, f"select-{sel}.json"), "rb") as fh:
+            entry = json.loads(fh.read())
+        if entry.get("key") == sel and isinstance(entry["data"]["ident"], str):
+            return entry["data"]["ident"]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    return index_id(options)
 
 
 def _paths(cache_dir: str, ident: str) -> Tuple[str, str]:
@@ -63,26 +83,6 @@ def summary_digest(data: Optional[dict]) -> Optional[str]:
 
 def file_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def _dump(path: str, payload: dict) -> None:
-    folder = os.path.dirname(path)
-    tmp = None
-    try:
-        os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, separators=(",", ":"))
-        os.replace(tmp, path)
-        tmp = None
-    except (OSError, TypeError, ValueError):
-        pass  # a read-only or full disk only costs speed
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
 
 
 def write(reports: List[FileReport], options: Options, hot: Iterable[str], cache_dir: str,
@@ -122,20 +122,25 @@ def write(reports: List[FileReport], options: Options, hot: Iterable[str], cache
             calls.setdefault(key, []).append([module, args, kwargs])
     # the cache's entry shape ({"key", "data"}): one reader, one check for a foreign or torn file
     keys = sorted(set(touched) | set(interface_keys.values()))
-    _dump(graph_file, {"key": ident, "data": {"format": FORMAT, "code": code_fingerprint(), "keys": keys,
+    write_json(graph_file, {"key": ident, "data": {"format": FORMAT, "code": code_fingerprint(), "keys": keys,
                                               "summaries": summaries}})
-    _dump(index_file, {"key": ident, "data": {"format": FORMAT, "files": files, "calls": calls, "hot": sorted(hot),
+    write_json(index_file[:-5] + "-calls.json", {"key": ident, "data": {"calls": calls}})
+    write_json(index_file, {"key": ident, "data": {"format": FORMAT, "files": files, "hot": sorted(hot),
                                               "sets_default_device": project.sets_default_device,
                                               "validation_off": project.validation_off}})
+    sel = selection_key(options)
+    write_json(os.path.join(cache_dir, INDEX_DIR, f"select-{sel}.json"),
+          {"key": sel, "data": {"ident": ident, "code": code_fingerprint()}})
     return True
 
 
 class Index:
     """A stored index, read for one rule selection; ``None`` from ``load`` when there is none."""
 
-    def __init__(self, data: dict, graph_file: str) -> None:
+    def __init__(self, data: dict, graph_file: str, calls_file: str = "") -> None:
         self.files: Dict[str, list] = data["files"]
-        self.calls: Dict[str, list] = data["calls"]
+        self._calls: Optional[Dict[str, list]] = data.get("calls")
+        self.calls_file = calls_file
         self.hot: List[str] = data["hot"]
         self.sets_default_device: bool = data["sets_default_device"]
         self.validation_off: bool = data.get("validation_off", False)
@@ -145,9 +150,21 @@ class Index:
             self.modules.setdefault(entry[3], path)
         self._changed: Optional[frozenset] = None
 
+    @property
+    def calls(self) -> Dict[str, list]:
+        """callee key -> [[calling module, args, kwargs], ...], read on first use (a file whose
+        stored report answers needs none of it)."""
+        if self._calls is None:
+            try:
+                with open(self.calls_file, "rb") as fh:
+                    self._calls = json.loads(fh.read())["data"]["calls"]
+            except (OSError, ValueError, KeyError, TypeError):
+                self._calls = {}
+        return self._calls
+
     @classmethod
     def load(cls, cache_dir: str, options: Options) -> Optional["Index"]:
-        ident = index_id(options)
+        ident = _ident(cache_dir, options)
         index_file, graph_file = _paths(cache_dir, ident)
         try:
             with open(index_file, "rb") as fh:
@@ -155,7 +172,9 @@ class Index:
             data = entry["data"]
             if entry.get("key") != ident or data.get("format") != FORMAT:
                 return None
-            return cls(data, graph_file)
+            if data.get("calls") is None and not os.path.exists(index_file[:-5] + "-calls.json"):
+                return None  # torn: the callers' table is missing
+            return cls(data, graph_file, index_file[:-5] + "-calls.json")
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
 
@@ -192,3 +211,37 @@ class Index:
                 return json.loads(fh.read())["data"]["summaries"]
         except (OSError, ValueError, KeyError, TypeError):
             return {}
+
+
+def stored_run(files: List[str], options: Options, cache_dir: str) -> Optional[List[FileReport]]:
+    """The final reports of the run that wrote the index, when this run would repeat it: the same
+    files (absolute paths), none changed since (``Index.changed``), the same rules, hot and cold
+    names and linter code (``index_id``), every report still in the cache. None otherwise."""
+    from torchsync_lint.run.cache import ReportCache
+    from torchsync_lint.run.cached_check import from_cache
+
+    index = Index.load(cache_dir, options)
+    if index is None:
+        return None
+    full = [os.path.abspath(f) for f in files]
+    if len(set(full)) != len(index.files) or any(p not in index.files for p in full) or index.changed():
+        return None
+    store = ReportCache(cache_dir)
+    out: List[FileReport] = []
+    for path, abspath in zip(files, full):
+        k = index.files[abspath][4]
+        if k is None:
+            return None
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return None
+        report = from_cache(store, k, data, path, final=True)
+        if report is None:
+            return None
+        report.path = path
+        for f in report.findings:
+            f.path = path
+        out.append(report)
+    return out

@@ -7,7 +7,9 @@ the files it imports at hand when they are not part of an import cycle with it (
 interface, the references its rules met and what they resolved to). Then the files whose
 functions take parameters only other files pass get their interfaces again with those values, and every file that met a reference the
 project can answer is checked again with the project. Results of both passes are cached by the
-file's bytes and a digest of all interfaces, so an unchanged tree is answered from the cache.
+file's bytes and, for a check with a project, the entries of other files' interfaces it asked
+about (``tracked_project``): an unchanged tree is answered from the cache, and after an edit only
+the files that asked about what changed are checked again.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from torchsync_lint.run.cache import ReportCache
 from torchsync_lint.run.cache import key as cache_key
 from torchsync_lint.run.cached_check import cached_report, check_file
 from torchsync_lint.inference.project import Project
+from torchsync_lint.run.tracked_project import TrackedProject
 from torchsync_lint.inference.values import (
     BATCH,
     DEVICE,
@@ -107,9 +110,10 @@ def interface_from_key(k: str, cache_dir: str) -> Tuple[bool, Optional[dict]]:
 _WORKER_PROJECT: Optional[Tuple[Project, str]] = None
 
 
-def _init_worker(interfaces: Dict[str, dict], digest: Optional[str] = None) -> None:
+def _init_worker(interfaces: Dict[str, dict], digest: Optional[str] = None,
+                 project: Optional[TrackedProject] = None) -> None:
     global _WORKER_PROJECT
-    _WORKER_PROJECT = (Project(interfaces), digest if digest is not None else project_digest(interfaces))
+    _WORKER_PROJECT = (project if project is not None else TrackedProject(interfaces), "")
 
 
 def project_digest(interfaces: Dict[str, dict]) -> str:
@@ -148,30 +152,29 @@ def first_pass(files: List[str], options: Options, jobs: int, cache_dir: Optiona
         packages.append(is_package)
     reports: List[Optional[FileReport]] = [None] * len(files)
     interfaces: Dict[str, dict] = {}
-    digest = ""
     for wave in import_order.order(modules, sources, packages):
         paths = [files[i] for i in wave]
-        got = _map_wave(paths, options, jobs, cache_dir, interfaces, digest)
+        got = _map_wave(paths, options, jobs, cache_dir, interfaces, "")
         added: Dict[str, dict] = {}
         for i, r in zip(wave, got):
             reports[i] = r
             if r.interface is not None and r.interface["module"] not in interfaces:
                 added.setdefault(r.interface["module"], r.interface)
         interfaces.update(added)
-        if added and cache_dir is not None:  # later waves are cached under everything they could have read
-            digest = hashlib.sha256((digest + project_digest(added)).encode()).hexdigest()
     return [r for r in reports if r is not None]
 
 
 def _map_wave(paths: List[str], options: Options, jobs: int, cache_dir: Optional[str],
-              interfaces: Dict[str, dict], digest: str) -> List[FileReport]:
+              interfaces: Dict[str, dict], digest: str, project: Optional[TrackedProject] = None) -> List[FileReport]:
+    if interfaces and project is None:
+        project = TrackedProject(interfaces)  # the cache's questions and the checks' answers
     if cache_dir is not None and jobs > 1:
         # cache hits here: no worker pool to start for a wave the cache answers
         ordered = bool(interfaces)
-        hits = [cached_report(p, options, cache_dir, digest if ordered else "", False, ordered) for p in paths]
+        hits = [cached_report(p, options, cache_dir, "", False, ordered, project) for p in paths]
         misses = [p for p, h in zip(paths, hits) if h is None]
         if len(misses) < len(paths):
-            done = iter(_map_wave(misses, options, jobs, cache_dir, interfaces, digest) if misses else ())
+            done = iter(_map_wave(misses, options, jobs, cache_dir, interfaces, digest, project) if misses else ())
             return [h if h is not None else next(done) for h in hits]
     n = len(paths)
     if not interfaces:
@@ -183,7 +186,7 @@ def _map_wave(paths: List[str], options: Options, jobs: int, cache_dir: Optional
         # a pool per wave: workers start with the interfaces so far (forked, not copied, on Linux)
         return workers.pool_map(jobs, _ordered_check, paths, [options] * n, [cache_dir] * n, chunksize=4,
                                 initializer=_init_worker, initargs=(interfaces, digest), on_crash=crashed)
-    _init_worker(interfaces, digest)
+    _init_worker(interfaces, digest, project)
     return [_ordered_check(p, options, cache_dir) for p in paths]
 
 
@@ -191,9 +194,7 @@ def _run_again(reports: List[FileReport], todo: List[int], interfaces: Dict[str,
                jobs: int, want_interface: bool, cache_dir: Optional[str],
                touched: Optional[Set[str]] = None) -> List[FileReport]:
     paths = [reports[i].path for i in todo]
-    # only cache keys use the digest: not worked out without a cache, and once here with one
-    digest = project_digest(interfaces) if cache_dir is not None else ""
-    again = _recheck_all(paths, interfaces, digest, options, jobs, want_interface, cache_dir)
+    again = _recheck_all(paths, interfaces, "", options, jobs, want_interface, cache_dir)
     if touched is not None:
         touched.update(r.cache_key for r in again if r.cache_key is not None)
     out = list(reports)
@@ -208,25 +209,27 @@ def _run_again(reports: List[FileReport], todo: List[int], interfaces: Dict[str,
 
 def _recheck_all(paths: List[str], interfaces: Dict[str, dict], digest: str, options: Options, jobs: int,
                  want_interface: bool, cache_dir: Optional[str]) -> List[FileReport]:
+    project = TrackedProject(interfaces)
     if cache_dir is not None and jobs > 1:
         # cache hits here: no worker pool to start for files the cache answers (a warm run)
-        hits = [cached_report(p, options, cache_dir, digest, want_interface) for p in paths]
+        hits = [cached_report(p, options, cache_dir, "", want_interface, False, project) for p in paths]
         misses = [p for p, h in zip(paths, hits) if h is None]
         if len(misses) < len(paths):
-            done = iter(_recheck_some(misses, interfaces, digest, options, jobs, want_interface, cache_dir)
+            done = iter(_recheck_some(misses, interfaces, digest, options, jobs, want_interface, cache_dir, project)
                         if misses else ())
             return [h if h is not None else next(done) for h in hits]
-    return _recheck_some(paths, interfaces, digest, options, jobs, want_interface, cache_dir)
+    return _recheck_some(paths, interfaces, digest, options, jobs, want_interface, cache_dir, project)
 
 
 def _recheck_some(paths: List[str], interfaces: Dict[str, dict], digest: str, options: Options, jobs: int,
-                  want_interface: bool, cache_dir: Optional[str]) -> List[FileReport]:
+                  want_interface: bool, cache_dir: Optional[str],
+                  project: Optional[TrackedProject] = None) -> List[FileReport]:
     n = len(paths)
     if jobs > 1 and n >= 16:
         return workers.pool_map(jobs, _recheck, paths, [options] * n, [want_interface] * n, [cache_dir] * n,
                                 chunksize=4, initializer=_init_worker, initargs=(interfaces, digest),
                                 on_crash=crashed)
-    _init_worker(interfaces, digest)
+    _init_worker(interfaces, digest, project)
     return [_recheck(p, options, want_interface, cache_dir) for p in paths]
 
 

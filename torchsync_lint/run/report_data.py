@@ -59,8 +59,10 @@ def to_json(report) -> Dict[str, Any]:
     }
 
 
-def from_json(d: Dict[str, Any], report_class):
-    """The report, or ValueError for data of another format (the caller checks the file again)."""
+def from_json(d: Dict[str, Any], report_class, final: bool = False):
+    """The report, or ValueError for data of another format (the caller checks the file again).
+    ``final``: for a run that only reports it (``project_index.stored_run``): without what the
+    project pass reads (references met, what they resolved to, open parameters, interface)."""
     if not isinstance(d, dict) or d.get("format") != FORMAT:
         raise ValueError("not a report of this version")
     findings = []
@@ -77,8 +79,8 @@ def from_json(d: Dict[str, Any], report_class):
         summary=summary_from_data(d["summary"]) if d["summary"] is not None else None,
         error=FileError(**d["error"]) if d["error"] is not None else None,
         note=d["note"],
-        interface=d["interface"],
-        refs={_ref_from_data(r) for r in d["refs"]},
-        open_params=set(d["open_params"]),
-        ref_values={_ref_from_data(r): from_data(v) for r, v in d["ref_values"]},
+        interface=None if final else d["interface"],
+        refs=set() if final else {_ref_from_data(r) for r in d["refs"]},
+        open_params=set() if final else set(d["open_params"]),
+        ref_values={} if final else {_ref_from_data(r): from_data(v) for r, v in d["ref_values"]},
     )

@@ -37,17 +37,24 @@ def lint_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None,
     files = list(dict.fromkeys(files))
     jobs = jobs or os.cpu_count() or 1
 
-    reports = first_pass(files, options, jobs, cache_dir)
-    touched: Set[str] = set()
-    reports = project_pass(reports, options, jobs, cache_dir, touched)
+    folders = all(os.path.isdir(p) for p in paths)
+    # an unchanged project: the index lists every final report (no import order, no interfaces)
+    stored = project_index.stored_run(files, options, cache_dir) if cache_dir is not None and folders else None
+    if stored is not None:
+        reports = stored
+    else:
+        reports = first_pass(files, options, jobs, cache_dir)
+        touched: Set[str] = set()
+        reports = project_pass(reports, options, jobs, cache_dir, touched)
     result.files_checked = len(files)
     graph = CallGraph((r.summary for r in reports if r.summary is not None), config.hot_functions)
-    if cache_dir is not None:
+    if cache_dir is not None and stored is None:
         interface_keys = store_interfaces(reports, cache_dir)
         # a run over folders (the project, or part of it) keeps an index and prunes the cache
-        if all(os.path.isdir(p) for p in paths) and project_index.write(
+        if folders and project_index.write(
                 reports, options, graph.hot(), cache_dir, interface_keys, touched):
             result.cache_pruned = cache_prune.prune(cache_dir)  # type: ignore[attr-defined]
+    if cache_dir is not None:
         result.cache_size = cache_prune.size(cache_dir)  # type: ignore[attr-defined]  (files, bytes)
     for r in reports:
         if r.error is not None:

@@ -1,0 +1,133 @@
+"""Incremental runs (``run.tracked_project``): a file checked with other files' interfaces is
+cached on exactly the entries it asked about, so an edit re-checks the edited file and the files
+that asked about what changed, and the findings are those of a cold run of the edited tree."""
+
+from pathlib import Path
+
+import pytest
+
+from torchsync_lint import lint_paths
+from torchsync_lint.config import Config
+from torchsync_lint.run import cached_check
+from torchsync_lint.run.tracked_project import TrackedProject
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/helpers.py": (
+        "import torch\n\n\n"
+        "def grid(n):\n"
+        "    return torch.rand(n, 2)\n\n\n"
+        "def same(x):\n"
+        "    return x\n"
+    ),
+    "pkg/user_a.py": (
+        "import torch\n\n"
+        "from pkg.helpers import grid\n\n\n"
+        "def pick(n):\n"
+        "    pts = grid(n)\n"
+        "    return pts[pts[:, 0] > 0]\n"
+    ),
+    "pkg/user_b.py": (
+        "import torch\n\n"
+        "from pkg.helpers import same\n\n\n"
+        "def run(t: torch.Tensor):\n"
+        "    y = same(t)\n"
+        "    return y\n"
+    ),
+    "pkg/user_c.py": (
+        "import torch\n\n\n"
+        "def total(t: torch.Tensor):\n"
+        "    if t.sum() > 0:\n"
+        "        return 1\n"
+        "    return 0\n"
+    ),
+}
+
+
+def _write(root: Path, files) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    (root / "pyproject.toml").write_text("[project]\nname = 'proj'\n")
+
+
+def _run(root: Path, cache: bool, monkeypatch):
+    checked = []
+    real = cached_check.check_data
+
+    def spy(data, path, *args, **kwargs):
+        checked.append(Path(path).relative_to(root).as_posix())
+        return real(data, path, *args, **kwargs)
+
+    monkeypatch.setattr(cached_check, "check_data", spy)
+    result = lint_paths([str(root)], Config(), jobs=1, cache_dir=str(root / ".cache") if cache else None)
+    monkeypatch.setattr(cached_check, "check_data", real)
+    found = sorted((Path(f.path).relative_to(root).as_posix(), f.line, f.col, f.code) for f in result.findings)
+    return found, set(checked)
+
+
+@pytest.mark.parametrize("jobs_note", ["one process"])
+def test_an_edit_rechecks_only_the_files_that_asked_about_it(tmp_path, monkeypatch, jobs_note):
+    root = tmp_path / "proj"
+    _write(root, FILES)
+    cold, checked = _run(root, True, monkeypatch)
+    assert "pkg/user_a.py" in checked
+    warm, checked = _run(root, True, monkeypatch)
+    assert warm == cold and checked == set()
+
+    # a function nobody asks about is added: only the edited file is checked again
+    _write(root, {"pkg/helpers.py": FILES["pkg/helpers.py"] + "\n\ndef added(y):\n    return y\n"})
+    found, checked = _run(root, True, monkeypatch)
+    assert checked == {"pkg/helpers.py"}
+    assert found == _run(root, False, monkeypatch)[0]
+
+    # what grid returns changes: user_a asked about grid, user_b and user_c did not
+    edited = FILES["pkg/helpers.py"].replace("torch.rand(n, 2)", "torch.rand(n, 2, device='cuda')")
+    _write(root, {"pkg/helpers.py": edited})
+    found, checked = _run(root, True, monkeypatch)
+    assert checked == {"pkg/helpers.py", "pkg/user_a.py"}
+    fresh = _run(root, False, monkeypatch)[0]
+    assert found == fresh
+    assert [f for f in found if f[0] == "pkg/user_a.py"] != [f for f in cold if f[0] == "pkg/user_a.py"]
+
+    # and back: the earlier entries are answered again where they match
+    _write(root, FILES)
+    found, checked = _run(root, True, monkeypatch)
+    assert found == cold and "pkg/user_b.py" not in checked and "pkg/user_c.py" not in checked
+
+
+def test_recorded_entries_and_their_digests():
+    a = {"module": "a", "functions": {"a.f": {"returns": {"kind": "tensor"}}}, "classes": {}, "values": {},
+         "aliases": {}, "calls": []}
+    b = {"module": "b", "functions": {}, "classes": {}, "values": {}, "aliases": {"f": "a.f"},
+         "calls": [["a.f", [{"kind": "tensor"}], {}]]}
+    p = TrackedProject({"a": a, "b": b})
+    p.begin()
+    p.resolve(("call", "b.f"))
+    deps = p.end()
+    assert ("f", "a.f") in deps and ("m", "b") in deps
+    p.begin()
+    p.resolve(("call", "b.f"))  # memoised: the same entries are recorded again
+    assert p.end() == deps
+    p.begin()
+    p.param("a.f", "x", 0)
+    assert ("k", "a.f") in p.end()
+    recorded = p.record(deps)
+    changed = dict(a, functions={"a.f": {"returns": {"kind": "number"}}})
+    assert TrackedProject({"a": a, "b": b}).matches(recorded)
+    assert not TrackedProject({"a": changed, "b": b}).matches(recorded)
+    assert TrackedProject({"a": dict(a, values={"k": {"kind": "number"}}), "b": b}).matches(recorded)
+
+
+def test_every_project_wide_answer_is_recorded():
+    """A plain attribute ``Project`` adds later (a flag over every file) must be a recorded
+    dependency too, or a cached report would miss its change."""
+    from torchsync_lint.inference.project import Project
+    from torchsync_lint.run.tracked_project import FLAGS
+
+    public = {k for k, v in vars(Project({})).items() if not k.startswith("_") and not callable(v)}
+    assert public <= set(FLAGS)
+    p = TrackedProject({"a": {"module": "a", "validation_off": True}})
+    p.begin()
+    assert p.validation_off and not p.sets_default_device
+    assert p.end() == {("g", "validation_off"), ("g", "sets_default_device")}

@@ -1,0 +1,228 @@
+"""A ``Project`` that records what each file check asked of it, so a cached report is keyed on
+exactly the interface entries it read (``cached_check``), not on a digest of every interface.
+
+A dependency is one entry a check looked up, found or not:
+
+- ``("f", key)``: a function's data (what it returns), ``("c", key)``: a class's data (bases,
+  methods, attributes);
+- ``("m", module)``: a module's import table and module-level values (what name lookups read);
+- ``("k", key)``: the call sites other files have into a function (the caller-to-parameter table
+  ``Project.param`` joins);
+- ``("l",)``: the list of modules (``Project.modules``);
+- ``("g", flag)``: a project-wide flag (``FLAGS``: some file moves the default device, turns
+  distribution validation off).
+
+``digest(dep)`` is what that entry is in this project. A report checked with the project is
+valid for another project whose entries have the same digests for every recorded dependency:
+the check asked nothing else, so it would take the same path and give the same answers.
+
+The base class memoises answers (``resolve``, ``param``, ``is_module``, ``object_informative``)
+across the files a worker checks; each memoised answer keeps the dependencies met while it was
+computed, and a later file that reuses it records them too. Inside a cycle (an answer asked for
+while it is being computed) the answers computed above it take every dependency of the cycle's
+head when it completes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Callable, Dict, List, Optional, Set, Tuple
+
+from torchsync_lint.inference.project import Project
+from torchsync_lint.inference.values import Value
+
+Dep = Tuple[str, ...]
+# ``Project``'s plain attributes that answer for the whole project (tests check this is all)
+FLAGS = ("sets_default_device", "validation_off")
+
+
+def _digest(data: object) -> str:
+    if data is None:
+        return "-"
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), default=repr)
+    return hashlib.sha1(text.encode("utf-8", "surrogateescape")).hexdigest()[:20]
+
+
+class _Recording(dict):
+    """Function or class entries: every lookup (found or not) is a dependency."""
+
+    __slots__ = ("_note", "_kind")
+
+    def __init__(self, note: Callable[[Dep], None], kind: str) -> None:
+        super().__init__()
+        self._note = note
+        self._kind = kind
+
+    def __contains__(self, key) -> bool:  # type: ignore[override]
+        self._note((self._kind, key))
+        return dict.__contains__(self, key)
+
+    def get(self, key, default=None):  # type: ignore[override]
+        self._note((self._kind, key))
+        return dict.get(self, key, default)
+
+    def __getitem__(self, key):
+        self._note((self._kind, key))
+        return dict.__getitem__(self, key)
+
+
+class TrackedProject(Project):
+    def __init__(self, interfaces: Dict[str, dict]) -> None:
+        self._frames: List[Set[Dep]] = []
+        self._cycles: List[List[Set[Dep]]] = []
+        self._open: Dict[tuple, int] = {}
+        self._dep_memo: Dict[tuple, Set[Dep]] = {}
+        self._digests: Dict[Dep, str] = {}
+        self._quiet = 0
+        self._flags: Dict[str, bool] = {}
+        super().__init__(interfaces)
+        functions, classes = _Recording(self._note, "f"), _Recording(self._note, "c")
+        dict.update(functions, self._functions)
+        dict.update(classes, self._classes)
+        self._functions, self._classes = functions, classes  # type: ignore[assignment]
+
+    # -- recording --------------------------------------------------------------------------------
+    def _note(self, dep: Dep) -> None:
+        if self._frames and not self._quiet:
+            self._frames[-1].add(dep)
+
+    def begin(self) -> None:
+        """Start recording one file check."""
+        self._frames.append(set())
+        self._cycles.append([])
+
+    def end(self) -> Set[Dep]:
+        """The dependencies of the file check ``begin`` started."""
+        self._cycles.pop()
+        return self._frames.pop()
+
+    def _memo(self, mk: tuple, done: Callable[[], bool], compute: Callable[[], object]):
+        stored = self._dep_memo.get(mk)
+        if stored is not None:
+            if self._frames:
+                self._frames[-1].update(stored)
+            return compute()  # the base class answers from its memo
+        at = self._open.get(mk)
+        if at is not None:  # a cycle: what is computed above ``mk`` depends on all of it
+            self._cycles[at].extend(self._frames[at + 1:])
+            return compute()
+        frame: Set[Dep] = set()
+        self._frames.append(frame)
+        self._cycles.append([])
+        self._open[mk] = len(self._frames) - 1
+        try:
+            out = compute()
+        finally:
+            self._frames.pop()
+            inside = self._cycles.pop()
+            del self._open[mk]
+        for s in inside:
+            s.update(frame)
+        if done():
+            self._dep_memo[mk] = frame
+        if self._frames:
+            self._frames[-1].update(frame)
+        return out
+
+    # -- the base class's questions, recorded ----------------------------------------------------
+    # project-wide flags (``Project`` sets them from every interface): each read is a dependency
+    @property
+    def sets_default_device(self) -> bool:  # type: ignore[override]
+        self._note(("g", "sets_default_device"))
+        return self._flags["sets_default_device"]
+
+    @sets_default_device.setter
+    def sets_default_device(self, value: bool) -> None:
+        self._flags["sets_default_device"] = value
+
+    @property
+    def validation_off(self) -> bool:  # type: ignore[override]
+        self._note(("g", "validation_off"))
+        return self._flags["validation_off"]
+
+    @validation_off.setter
+    def validation_off(self, value: bool) -> None:
+        self._flags["validation_off"] = value
+
+    def module(self, name: str) -> Optional[dict]:
+        self._note(("m", name))
+        return super().module(name)
+
+    def resolve(self, ref: tuple) -> Value:
+        return self._memo(("r", ref), lambda: ref in self._resolved, lambda: Project.resolve(self, ref))
+
+    def is_module(self, cls_key: str) -> bool:
+        return self._memo(("i", cls_key), lambda: cls_key in self._is_module,
+                          lambda: Project.is_module(self, cls_key))
+
+    def object_informative(self, cls_key: Optional[str], informative: Callable[[Value], bool]) -> bool:
+        return self._memo(("o", cls_key), lambda: cls_key in self._object_informative,
+                          lambda: Project.object_informative(self, cls_key, informative))
+
+    def param(self, func_key: str, name: str, pos: Optional[int]) -> Value:
+        k = (func_key, name, pos)
+        self._note(("k", func_key))
+        return self._memo(("p",) + k, lambda: k in self._params, lambda: Project.param(self, func_key, name, pos))
+
+    def has_callers(self, key: str) -> bool:
+        self._note(("k", key))
+        return super().has_callers(key)
+
+    def passes_informative(self, key: str, informative: Callable[[Value], bool]) -> bool:
+        self._note(("k", key))
+        return super().passes_informative(key, informative)
+
+    def modules(self):
+        self._note(("l",))
+        return super().modules()
+
+    def _call_index(self):
+        if self._calls is None:
+            self._quiet += 1  # which call reaches which function: the ("k", key) entries say
+            try:
+                return super()._call_index()
+            finally:
+                self._quiet -= 1
+        return self._calls
+
+    # -- what an entry is in this project --------------------------------------------------------
+    def digest(self, dep: Dep) -> str:
+        got = self._digests.get(dep)
+        if got is not None:
+            return got
+        self._quiet += 1
+        try:
+            kind = dep[0]
+            if kind == "f":
+                entry = dict.get(self._functions, dep[1])
+                data: object = entry[1] if entry is not None else None
+            elif kind == "c":
+                entry = dict.get(self._classes, dep[1])
+                data = entry[1] if entry is not None else None
+            elif kind == "m":
+                iface = self._ifaces.get(dep[1])
+                data = None if iface is None else [iface.get("values", {}), iface.get("aliases", {})]
+            elif kind == "k":
+                data = self._call_index().get(dep[1])
+            elif kind == "l":
+                data = sorted(m for m, i in self._ifaces.items() if i is not None)
+            elif kind == "g":
+                data = bool(self._flags.get(dep[1]))
+            else:
+                data = ["unknown dependency", list(dep)]
+        finally:
+            self._quiet -= 1
+        got = self._digests[dep] = _digest(data)
+        return got
+
+    def matches(self, deps: List[list]) -> bool:
+        """Every recorded entry is the same in this project."""
+        try:
+            return all(self.digest(tuple(d[:-1])) == d[-1] for d in deps)
+        except (TypeError, IndexError):
+            return False
+
+    def record(self, deps: Set[Dep]) -> List[list]:
+        """Recorded dependencies with their digests here, as JSON data."""
+        return [list(d) + [self.digest(d)] for d in sorted(deps, key=repr)]
