@@ -244,7 +244,7 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
         v = self.infer(it, scope)
         if v.kind == OBJECT and v.cls == "torch.utils.data.DataLoader":
             return Value(BATCH, pinned=v.pinned, assumed=v.assumed)
-        if v.kind == UNKNOWN and v.ref is None and id(it) in self.index.batch_iters:
+        if v.kind == UNKNOWN and v.ref is None and (id(it) in self.index.batch_iters or self.index.passes_batch(it)):
             # an iterable of unknown type whose items a training loop moves to a device (whether
             # it pins them is not known)
             return Value(BATCH, assumed=True)

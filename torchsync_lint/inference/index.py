@@ -5,11 +5,14 @@ Cheap facts only; values are computed lazily by ``evaluate.Evaluator`` from what
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from torchsync_lint import catalog
+from torchsync_lint.inference import torch_facts
 from torchsync_lint.inference.names import Aliases, dotted
 
 # Methods that run every training or evaluation step in common frameworks (Lightning, HF Trainer,
@@ -18,6 +21,10 @@ STEP_HOOKS = frozenset(
     "training_step validation_step test_step predict_step train_step eval_step evaluation_step "
     "compute_loss training_step_end shared_step".split()
 )
+# calls that wrap an iterable and yield its items (with a counter, a progress bar)
+_WRAPPERS = frozenset(("enumerate", "iter", "tqdm"))
+# factories whose first argument is the tensor's data, copied from Python values
+HOST_DATA_FACTORIES = frozenset(("torch.tensor", "torch.as_tensor", "torch.asarray"))
 # Methods that run once, at set-up or for display: syncs there cost nothing per step.
 COLD_METHODS = frozenset(
     "__init__ __repr__ __str__ extra_repr reset_parameters _reset_parameters init_weights "
@@ -88,6 +95,17 @@ class FunctionInfo:
     appends: Dict[str, List[cst.BaseExpression]] = field(default_factory=dict)
     # name["key"] = v on a local name (a str key: a dict, never a tensor): what its values hold
     keyed: Dict[str, List[cst.BaseExpression]] = field(default_factory=dict)
+    # names the body uses as only a tensor can be used: a tensor-only method or attribute
+    # (``x.new_ones(...)``, ``x.masked_fill``), or indexed by a comparison of itself (``s[s > 0]``)
+    tensor_uses: Set[str] = field(default_factory=set)
+    # names the body lists as the data of a new tensor (``x.new_tensor([lo, hi])``): Python numbers
+    number_uses: Set[str] = field(default_factory=set)
+    # names the body tests with isinstance(): of several types, so no use is evidence of one
+    type_tested: Set[str] = field(default_factory=set)
+    # names the body copies to a device (``x.to(d)``, ``x["k"].cuda()``), and the targets of
+    # comprehensions over a name (``{k: v.to(d) for k, v in batch.items()}``: v -> batch)
+    moved: Set[str] = field(default_factory=set)
+    comp_sources: Dict[str, str] = field(default_factory=dict)
 
     @property
     def is_method(self) -> bool:
@@ -153,6 +171,11 @@ class FileIndex(cst.CSTVisitor):
         self.batch_iters: Set[int] = set()
         self._moved_loops: Set[int] = set()
         self._for_targets: List[tuple] = []  # open for loops of this function: (node, names bound)
+        # calls in a for loop that pass the loop's target: id(loop) -> [(callee key, position, keyword)];
+        # kept for training-step loops by id() of their iterable (``passes_batch``)
+        self._loop_passes: Dict[int, List[tuple]] = {}
+        self.loop_passes: Dict[int, List[tuple]] = {}
+        self._passes_batch: Dict[int, bool] = {}
 
     # -- keys --------------------------------------------------------------------------------
     def release(self) -> None:
@@ -281,6 +304,48 @@ class FileIndex(cst.CSTVisitor):
         self._for_targets.pop()
         if id(node) in self._moved_loops and id(node) in self.hot_loops:
             self.batch_iters.add(id(node.iter))
+        passes = self._loop_passes.pop(id(node), None)
+        if passes and id(node) in self.hot_loops:
+            it = node.iter
+            self.loop_passes[id(it)] = passes
+            # `enumerate(loader)`, `tqdm(loader)`: the evaluator asks about the wrapped iterable
+            while isinstance(it, cst.Call) and it.args and isinstance(it.func, cst.Name) and it.func.value in _WRAPPERS:
+                it = it.args[0].value
+                self.loop_passes[id(it)] = passes
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        if not self._func_stack:
+            return
+        it = node.iter
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in ("items", "values"):
+            it = it.func.value
+        if isinstance(it, cst.Name):
+            for name in _target_names(node.target):
+                self._func_stack[-1].comp_sources[name] = it.value
+
+    def passes_batch(self, iterable: cst.BaseExpression) -> bool:
+        """A training-step loop passes what it iterates over to a function of this file that copies
+        that parameter to a device (``loss = self.step_one(sample)``, ``step_one`` moving ``sample``):
+        whatever the iterable's type, it yields host batches."""
+        key = id(iterable)
+        got = self._passes_batch.get(key)
+        if got is None:
+            got = any(self._moves_param(*p) for p in self.loop_passes.get(key, ()))
+            self._passes_batch[key] = got
+        return got
+
+    def _moves_param(self, callee: str, pos: Optional[int], keyword: Optional[str], via_self: bool) -> bool:
+        f = self.functions.get(callee)
+        if f is None:
+            return False
+        p = f.node.params
+        params = [x.name.value for x in list(p.posonly_params) + list(p.params)]
+        if via_self and f.is_method:
+            params = params[1:]
+        name = keyword if keyword is not None else (params[pos] if pos is not None and pos < len(params) else None)
+        if name is None:
+            return False
+        return name in f.moved or any(f.comp_sources.get(m) == name for m in f.moved)
 
     def visit_While(self, node: cst.While) -> None:
         self._enter_loop(node)
@@ -346,6 +411,12 @@ class FileIndex(cst.CSTVisitor):
         if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and self._func_stack
                 and func.attr.value in ("append", "insert") and node.args and not node.args[-1].star):
             self._func_stack[-1].appends.setdefault(func.value.value, []).append(node.args[-1].value)
+        if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and self._func_stack:
+            moved = func.value
+            while isinstance(moved, (cst.Subscript, cst.Attribute)):
+                moved = moved.value
+            if isinstance(moved, cst.Name):
+                self._func_stack[-1].moved.add(moved.value)
         if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and self._for_targets:
             moved = func.value
             while isinstance(moved, (cst.Subscript, cst.Attribute)):
@@ -368,6 +439,33 @@ class FileIndex(cst.CSTVisitor):
             self._class_stack[-1].buffers.add(node.args[0].value.evaluated_value)
         key = self.callee_key(func)
         caller = self._func_stack[-1] if self._func_stack else None
+        if key is not None and self._for_targets and not any(a.star for a in node.args):
+            via_self = isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
+            pos = 0
+            for a in node.args:
+                if isinstance(a.value, cst.Name):
+                    for loop, names in self._for_targets:
+                        if a.value.value in names:
+                            self._loop_passes.setdefault(id(loop), []).append(
+                                (key, None if a.keyword is not None else pos,
+                                 a.keyword.value if a.keyword is not None else None, via_self))
+                if a.keyword is None:
+                    pos += 1
+        if (caller is not None and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                and any(a.keyword is not None and a.keyword.value in ("dim", "keepdim") for a in node.args)
+                and catalog.syncs("torch.Tensor." + func.attr.value) is False):
+            # `x.mean(dim=0)`: numpy and pandas say `axis`; a method measured not to sync
+            caller.tensor_uses.add(func.value.value)
+        if (caller is not None and isinstance(func, cst.Name) and func.value == "isinstance" and node.args
+                and isinstance(node.args[0].value, cst.Name)):
+            caller.type_tested.add(node.args[0].value.value)
+        if caller is not None and node.args and isinstance(node.args[0].value, (cst.List, cst.Tuple)) and (
+                isinstance(func, cst.Attribute) and func.attr.value == "new_tensor" or key in HOST_DATA_FACTORIES):
+            # `x.new_tensor([lo, hi])`, `torch.tensor([a, b])`: names listed as a tensor's data are
+            # Python numbers
+            for el in node.args[0].value.elements:
+                if isinstance(el.value, cst.Name):
+                    caller.number_uses.add(el.value.value)
         # a method called on a receiver of unknown class (not `self.m()`, not an imported name):
         # known by its name only
         by_name = func.attr.value if isinstance(func, cst.Attribute) and (
@@ -428,9 +526,32 @@ class FileIndex(cst.CSTVisitor):
                 return q
         return None
 
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self._func_stack and isinstance(node.value, cst.Name) and node.attr.value in _TENSOR_ONLY():
+            self._func_stack[-1].tensor_uses.add(node.value.value)
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        # `s[s > 0]`: a boolean mask made from the value itself
+        if self._func_stack and isinstance(node.value, cst.Name) and len(node.slice) == 1:
+            sl = node.slice[0].slice
+            test = sl.value if isinstance(sl, cst.Index) else None
+            while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.BitInvert):
+                test = test.expression
+            if (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name)
+                    and test.left.value == node.value.value
+                    and all(not isinstance(c.operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)) for c in test.comparisons)):
+                self._func_stack[-1].tensor_uses.add(node.value.value)
+
     def visit_Name(self, node: cst.Name) -> None:
         if not self.mentions_torch and node.value in ("torch", "Tensor"):
             self.mentions_torch = True
+
+
+@functools.cache
+def _TENSOR_ONLY() -> frozenset:
+    """Methods only a tensor has and that were measured not to sync: a use of one is evidence that
+    the receiver is a tensor (a syncing one would be the only evidence for its own finding)."""
+    return frozenset(m for m in torch_facts.tensor_only_methods() if catalog.syncs("torch.Tensor." + m) is False)
 
 
 def _target_names(target: cst.BaseExpression) -> frozenset:

@@ -30,8 +30,10 @@ from torchsync_lint.inference.values import (
     BATCH,
     CPU,
     DEVICE,
+    DICT,
     DTYPE,
     FUNC,
+    LIST,
     MODULE,
     NONE,
     NUMBER,
@@ -94,6 +96,8 @@ class Summaries:
                         omitted: list = []
                         passed = self._passed(func, name, pos if param in positional else None, omitted)
                         v = d if passed is None else join(d, passed) if omitted else passed
+                        if passed is None and not omitted and d.device == CPU and d.kind != FUNC:
+                            v = self._entry_device(func, name, pos if param in positional else None, d)
                     elif v.kind == UNKNOWN:
                         v = d if d.kind != NONE else UNKNOWN_VALUE
                 elif (v.kind == UNKNOWN and takes_tensors and func.name not in STEP_HOOKS
@@ -123,6 +127,13 @@ class Summaries:
                         passed = self.project.param(func.key, name, at)
                     if passed is not None and passed.kind == TENSOR and not passed.assumed:
                         v = join_maybe(v, passed)
+                if v.kind in (DICT, LIST, TUPLE) and v.item is None and not v.elts and not self.assume_params:
+                    # `sample : dict` (a docstring's word) says less than a training loop that passes
+                    # it a batch from its loader
+                    pos = i - (1 if func.is_method and not is_static else 0)
+                    passed = self._passed(func, name, pos if param in positional else None)
+                    if passed is not None and passed.kind == BATCH:
+                        v = passed
                 # `transform: nn.Module` says less than the call sites, which pass a known class
                 generic = v if v.kind == MODULE and v.cls == "torch.nn.Module" else None
                 if generic is not None:
@@ -139,6 +150,13 @@ class Summaries:
                             self.open_params.add(func.key)  # callers may come later: the project pass asks
                 if generic is not None and v.kind != MODULE:
                     v = generic
+                if (v.kind == UNKNOWN and v.ref is None and param.annotation is None
+                        and (param.default is None or _is_none(param.default)) and self._used_as_tensor(func, name)):
+                    v = tensor()  # the body uses it as only a tensor can be used
+                elif (v.kind == UNKNOWN and v.ref is None and param.annotation is None and param.default is None
+                        and name in func.number_uses and name not in func.tensor_uses
+                        and name not in _bound_names(func)):
+                    v = Value(NUMBER)  # listed as the data of a new tensor: a Python number
                 if v.kind == UNKNOWN and v.ref is None and self.assume_params is not None:
                     v = tensor(CPU if self.assume_params == "cpu" else None)
                 elif v.kind == TENSOR and v.device is None and self.assume_params == "cpu":
@@ -153,6 +171,51 @@ class Summaries:
         finally:
             self._busy.discard(key)
             self._forget_cuts()
+
+    def _entry_device(self, func: FunctionInfo, name: str, pos: Optional[int], default: Value) -> Value:
+        """``def schedule(n, device="cpu")`` that no call in the project reaches: an entry point whose
+        callers (outside the project) pick the device; the CPU default says nothing about them."""
+        if func.parent is not None or func.name.startswith("_"):
+            return default
+        if self.project is None:
+            # a file on its own: its calls are all there are (in a run, the project pass asks again)
+            self.open_params.add(func.key)
+            return default.with_(device=None)
+        if self.recorded is not None:
+            self.open_params.add(func.key)
+        got = self.project.param(func.key, name, pos)
+        if got.kind != UNKNOWN:
+            return got
+        if self.project.has_callers(func.key):
+            return default
+        return default.with_(device=None)
+
+    def _used_as_tensor(self, func: FunctionInfo, name: str) -> bool:
+        """An unannotated parameter that the function never rebinds and uses as only a tensor can
+        be used (``x.new_ones(...)``, ``s[s > 0]``); or, failing that, a parameter of that name
+        that two functions of this file use so (a file's functions share their names'
+        meanings: ``sigmas`` indexed by ``sigmas > 0`` in one sampler is a tensor in the next)."""
+        if name in _bound_names(func) or name in func.type_tested:
+            return False  # rebound, or tested with isinstance (a use under the test is no evidence)
+        if name in func.tensor_uses:
+            return True
+        names = getattr(self, "_tensor_param_names", None)
+        if names is None:
+            seen: Dict[str, int] = {}
+            for f in self.index.functions.values():
+                if not f.tensor_uses:
+                    continue
+                p = f.node.params
+                for prm in list(p.posonly_params) + list(p.params) + list(p.kwonly_params):
+                    n = prm.name.value
+                    if (n in f.tensor_uses and prm.annotation is None and n not in _bound_names(f)
+                            and n not in f.type_tested
+                            and (prm.default is None or _is_none(prm.default))):
+                        seen[n] = seen.get(n, 0) + 1
+            # a convention of the file: the evidence in two functions at least
+            names = {n for n, count in seen.items() if count >= 2}
+            self._tensor_param_names = names
+        return name in names
 
     def _complete(self, key: tuple, mark: int) -> bool:
         """No summary that encloses ``key``'s computation was cut short while it ran."""
@@ -397,6 +460,10 @@ class Summaries:
             # a recursive batch helper passes itself parts of what it got: those are unknown
             # while the parameter is being computed, and do not erase the batch
             values = [v for v in values if not (v.kind == UNKNOWN and v.ref is None)]
+        elif any(v.kind == TENSOR and not v.assumed and not v.maybe for v in values):
+            # some call sites pass a tensor, the others what inference cannot see (`self.sigma(t)`):
+            # the evidence wins over the gaps (a site passing a Python number still makes the join unknown)
+            values = [v for v in values if not (v.kind == UNKNOWN and v.ref is None)]
         out = values[0]
         for v in values[1:]:
             out = join(out, v)
@@ -605,6 +672,10 @@ class Summaries:
                     break
             cls = nxt
         return None
+
+def _is_none(e: cst.BaseExpression) -> bool:
+    return isinstance(e, cst.Name) and e.value == "None"
+
 
 def _bound_names(func: FunctionInfo) -> frozenset:
     """Names a function's own statements bind (assignments, loops, with, walrus), memoised."""
