@@ -3,6 +3,7 @@ three formats, and the clear stop without CUDA. The traced GPU run is tests/gpu/
 
 import json
 import os
+import sys
 import textwrap
 
 import pytest
@@ -77,8 +78,20 @@ def test_without_cuda_trace_stops_with_a_clear_message(tmp_path, monkeypatch, ca
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
         pytest.skip("a CUDA device is present")
-    (tmp_path / "prog.py").write_text("import sys\nprint('ran', sys.argv[1:])\n")
+    (tmp_path / "prog.py").write_text("open('ran', 'w').write('the program ran')\n")
     monkeypatch.chdir(tmp_path)
-    assert cli.main(["trace", "--steps", "2", "--", "python", "prog.py", "a"]) == 2
-    assert "guard was inactive (no CUDA device)" in capsys.readouterr().err
-    assert os.listdir(tmp_path) == ["prog.py"]
+    assert cli.main(["trace", "--steps", "2", "--", sys.executable, "prog.py", "a"]) == 2
+    err = capsys.readouterr().err
+    assert "sees no CUDA device" in err and "the program was not run" in err
+    assert os.listdir(tmp_path) == ["prog.py"]  # refused before running it: no 'ran' file
+
+
+def test_trace_names_an_interpreter_without_torch(tmp_path, monkeypatch, capsys):
+    (tmp_path / "prog.py").write_text("open('ran', 'w').write('the program ran')\n")
+    fake = tmp_path / "python-no-torch"
+    fake.write_text("#!/bin/sh\nexec %s -I -S -c 'import torch' \"$@\"\n" % sys.executable)
+    fake.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["trace", "--", str(fake), "prog.py"]) == 2
+    assert "cannot import torch" in capsys.readouterr().err
+    assert sorted(os.listdir(tmp_path)) == ["prog.py", "python-no-torch"]

@@ -78,6 +78,24 @@ def _stderr_fd() -> int:
         return 2
 
 
+CUDA_PROBE = "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 3)"
+
+
+def cuda_missing(interp: str) -> Optional[str]:
+    """Why ``interp`` cannot trace (no torch, no CUDA device), asked before the program runs: a
+    training script run without the guard would take its time and show nothing."""
+    try:
+        proc = subprocess.run([interp, "-c", CUDA_PROBE], capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"cannot ask {interp} whether it sees a CUDA device: {exc}"
+    if proc.returncode == 3:
+        return f"{interp} sees no CUDA device: no sync could be seen, so the program was not run"
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["torch is not importable"])[-1]
+        return f"{interp} cannot import torch ({last}): the program was not run"
+    return None
+
+
 def run_program(interp: str, program: List[str], opts) -> dict:
     fd, out = tempfile.mkstemp(prefix="tsl-trace-", suffix=".json")
     os.close(fd)
@@ -288,6 +306,9 @@ def main(argv: List[str]) -> int:
         if opts.steps < 0 or opts.warmup < 0:
             raise ValueError("--steps and --warmup take a number of steps >= 0")
         Allow(opts.allow)  # bad entries stop here, with their message
+        missing = cuda_missing(interp)
+        if missing is not None:
+            raise ValueError(missing)
         data = run_program(interp, program, opts)
     except ValueError as exc:
         print(f"torchsync-lint trace: error: {exc}", file=sys.stderr)
