@@ -297,7 +297,7 @@ class FileIndex(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         self._bindings().append(("for", node.target, node.iter))
         self._enter_loop(node)
-        self._for_targets.append((node, _target_names(node.target)))
+        self._for_targets.append((node, target_names(node.target)))
 
     def leave_For(self, node: cst.For) -> None:
         self._leave_loop(node)
@@ -320,7 +320,7 @@ class FileIndex(cst.CSTVisitor):
         if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in ("items", "values"):
             it = it.func.value
         if isinstance(it, cst.Name):
-            for name in _target_names(node.target):
+            for name in target_names(node.target):
                 self._func_stack[-1].comp_sources[name] = it.value
 
     def passes_batch(self, iterable: cst.BaseExpression) -> bool:
@@ -554,7 +554,8 @@ def _TENSOR_ONLY() -> frozenset:
     return frozenset(m for m in torch_facts.tensor_only_methods() if catalog.syncs("torch.Tensor." + m) is False)
 
 
-def _target_names(target: cst.BaseExpression) -> frozenset:
+def target_names(target: cst.BaseExpression) -> frozenset:
+    """The names an assignment target binds (through tuples, lists and starred parts)."""
     names = set()
     stack = [target]
     while stack:

@@ -14,7 +14,7 @@ import libcst as cst
 
 from torchsync_lint.inference.annotations import without_arraylike
 from torchsync_lint.inference.docstrings import docstring, parameter_types
-from torchsync_lint.inference.index import STEP_HOOKS, CallSite, ClassInfo, FunctionInfo
+from torchsync_lint.inference.index import STEP_HOOKS, CallSite, ClassInfo, FunctionInfo, target_names
 from torchsync_lint.inference.lightning import LIGHTNING_STEPS, is_lightning_module, moved_to_device
 from torchsync_lint.inference.names import dotted
 from torchsync_lint.inference.scope import Scope
@@ -683,17 +683,8 @@ def _bound_names(func: FunctionInfo) -> frozenset:
     if got is None:
         names = set()
         for b in func.bindings:
-            targets = b[1] if isinstance(b[1], list) else [b[1]]
-            for t in targets:
-                stack = [t]
-                while stack:
-                    n = stack.pop()
-                    if isinstance(n, cst.Name):
-                        names.add(n.value)
-                    elif isinstance(n, (cst.Tuple, cst.List)):
-                        stack.extend(el.value for el in n.elements)
-                    elif isinstance(n, cst.StarredElement):
-                        stack.append(n.value)
+            for t in b[1] if isinstance(b[1], list) else [b[1]]:
+                names |= target_names(t)
         got = func.bound = frozenset(names)
     return got
 
