@@ -52,9 +52,22 @@ class Expressions:
         """``feats = []`` ... ``feats.append(f.cpu())``: a list holds what the function appends to
         it (``torch.cat(feats)`` is then on the host)."""
         exprs = scope.func.appends.get(name)
-        key = ("appended", id(scope.func), name)
-        if not exprs or key in self._busy:
+        item = self._stored_join(("appended", id(scope.func), name), exprs or (), scope)
+        if item is None:
             return v
+        return v.with_(item=item if v.item is None else refine_annotation(v.item, item))
+
+    def _keyed(self, name: str, v: Value, scope: Scope) -> Value:
+        """``out = {}`` (or a value of unknown kind) ... ``out["loss"] = loss``: a dict whose values
+        hold what the function stores under string keys (a tensor takes no string index)."""
+        item = self._stored_join(("keyed", id(scope.func), name), scope.func.keyed[name], scope)
+        return v if item is None else Value(DICT, item=item)
+
+    def _stored_join(self, key: tuple, exprs, scope: Scope):
+        """The join of what a function stores into a container (``exprs``), or None when nothing
+        is known; ``key`` guards against the recursion of a store that reads the container."""
+        if not exprs or key in self._busy:
+            return None
         self._busy.add(key)
         try:
             item = None
@@ -63,27 +76,7 @@ class Expressions:
                 item = got if item is None else join_members(item, got)
         finally:
             self._busy.discard(key)
-        if item is None or item.kind == UNKNOWN:
-            return v
-        return v.with_(item=item if v.item is None else refine_annotation(v.item, item))
-
-    def _keyed(self, name: str, v: Value, scope: Scope) -> Value:
-        """``out = {}`` (or a value of unknown kind) ... ``out["loss"] = loss``: a dict whose values
-        hold what the function stores under string keys (a tensor takes no string index)."""
-        key = ("keyed", id(scope.func), name)
-        if key in self._busy:
-            return v
-        self._busy.add(key)
-        try:
-            item = None
-            for e in scope.func.keyed[name]:
-                got = self.infer(e, scope)
-                item = got if item is None else join_members(item, got)
-        finally:
-            self._busy.discard(key)
-        if item is None or item.kind == UNKNOWN:
-            return v
-        return Value(DICT, item=item)
+        return None if item is None or item.kind == UNKNOWN else item
 
     def _comprehension(self, e, scope: Scope) -> Value:
         """``[torch.linspace(-1, 1, s) for s in size]``: a list whose members are the element's value."""
