@@ -40,6 +40,7 @@ from torchsync_lint.inference.values import (
     Value,
     join,
     number,
+    operands_device,
     tensor,
 )
 from torchsync_lint.inference.torch_calls import SHAPE_KEEPING, DTYPE_NAMES, EXTERNAL_ROOTS, INT, MODULE_SELF_METHODS
@@ -146,23 +147,23 @@ class Calls:
         return None
 
     def _first_tensor_device(self, call: cst.Call, scope: Scope) -> Optional[str]:
-        devices = set()
+        operands = []
         numbers_only = any(a.keyword is None for a in call.args)
         for a in call.args:
             if a.keyword is None:
                 v = self.infer(a.value, scope)
                 numbers_only = numbers_only and v.kind == NUMBER
-                if v.kind in (TENSOR, TENSOR_SEQ):
-                    devices.add(v.device)
+                if v.kind == TENSOR:
+                    operands.append(v)
+                elif v.kind == TENSOR_SEQ:  # each member has the sequence's rank, not the sequence's
+                    operands.append(tensor(v.device))
                 elif v.kind in (LIST, TUPLE):
-                    devices.update(x.device for x in v.elts if x.kind == TENSOR)
+                    operands.extend(x for x in v.elts if x.kind == TENSOR)
                     if v.item is not None and v.item.kind == TENSOR:
-                        devices.add(v.item.device)
-        if CUDA in devices:
-            return CUDA
-        if numbers_only and self.device_arg(call, scope) is None:
+                        operands.append(v.item)
+        if not operands and numbers_only and self.device_arg(call, scope) is None:
             return CPU  # `torch.div(n, 2)` of Python numbers wraps them in CPU tensors
-        return CPU if devices == {CPU} else None
+        return operands_device(operands) if operands else None
 
     def _call(self, call: cst.Call, scope: Scope) -> Value:
         func = call.func

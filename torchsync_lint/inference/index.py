@@ -211,8 +211,11 @@ class FileIndex(cst.CSTVisitor):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         bases = []
         for arg in node.bases:
-            name = self.aliases.qualify(arg.value) or dotted(arg.value)
-            if name:
+            base = arg.value
+            if isinstance(base, cst.Subscript):  # `Loop[Batch]`, `Dataset[T]`: the generic class
+                base = base.value
+            name = self.aliases.qualify(base) or dotted(base)
+            if arg.keyword is None and name:
                 bases.append(name)
         info = ClassInfo(node.name.value, self._join(self._prefix(), node.name.value), node, bases)
         info.is_module = any(self._is_module_base(b) for b in bases)
@@ -366,6 +369,14 @@ class FileIndex(cst.CSTVisitor):
             self._func_stack[-1].returns.append(node.value)
 
     def _record_self_attr(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            # `self.degrees, self.offset = helper(...)`: each attribute gets its element of the
+            # value, as the expression `value[i]` (a tuple's element, as inference reads it)
+            elements = target.elements
+            if not any(isinstance(el, cst.StarredElement) for el in elements):
+                for i, el in enumerate(elements):
+                    self._record_self_attr(el.value, _element_of(value, i))
+            return
         if (
             isinstance(target, cst.Attribute)
             and isinstance(target.value, cst.Name)
@@ -567,3 +578,11 @@ def target_names(target: cst.BaseExpression) -> frozenset:
         elif isinstance(n, cst.StarredElement):
             stack.append(n.value)
     return frozenset(names)
+
+
+def _element_of(value: cst.BaseExpression, i: int) -> cst.BaseExpression:
+    """The expression ``value[i]``, made for inference only (it has no place in the source)."""
+    if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) > i \
+            and not any(isinstance(el, cst.StarredElement) for el in value.elements):
+        return value.elements[i].value
+    return cst.Subscript(value=value, slice=[cst.SubscriptElement(slice=cst.Index(value=cst.Integer(str(i))))])

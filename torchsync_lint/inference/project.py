@@ -67,6 +67,7 @@ class Project:
             self._functions.setdefault(key, (iface, f))
         for key, c in iface.get("classes", {}).items():
             self._classes.setdefault(key, (iface, c))
+        self._definers: Optional[Dict[str, List[Tuple[str, str]]]] = None  # method name -> (class, method)
 
     def module(self, name: str) -> Optional[dict]:
         if name in self._ifaces:
@@ -306,6 +307,10 @@ class Project:
         (``obj.method(...)`` entries: the method of the class the receiver resolves to)."""
         out = []
         for entry in (iface or {}).get("calls", ()):
+            if entry[0] == "@self":
+                _, cls_key, name, args, kwargs = entry
+                out.extend((key, args, kwargs) for key in self._dispatch(cls_key, name))
+                continue
             if entry[0] == "@method":
                 _, recv, name, args, kwargs = entry
                 key = self._method_of(from_data(recv), name)
@@ -320,6 +325,23 @@ class Project:
                 self.find_method(loc[1], "__init__") if loc[0] == "class" else None)
             if key is not None:
                 out.append((key, args, kwargs))
+        return out
+
+    def _dispatch(self, cls_key: str, name: str) -> List[str]:
+        """What ``self.name(...)`` in a method of ``cls_key`` may run: the method the class
+        inherits or defines, and every override in a project subclass."""
+        out = []
+        found = self.find_method(cls_key, name)
+        if found is not None:
+            out.append(found)
+        if self._definers is None:
+            self._definers = {}
+            for key, (_, c) in self._classes.items():
+                for n, m in c.get("methods", {}).items():
+                    self._definers.setdefault(n, []).append((key, m))
+        for key, m in self._definers.get(name, ()):
+            if key != cls_key and m not in out and cls_key in self.mro(key):
+                out.append(m)
         return out
 
     def _method_of(self, recv: Value, name: str) -> Optional[str]:
