@@ -122,9 +122,12 @@ class Summaries:
                     pos = i - (1 if func.is_method and not is_static else 0)
                     at = pos if param in positional else None
                     passed = self._passed(func, name, at)
-                    if (passed is None or passed.kind != TENSOR) and self.project is not None and func.parent is None and (
+                    if (passed is None or passed.kind != TENSOR) and func.parent is None and (
                             not func.is_method or func.name == "__init__"):
-                        passed = self.project.param(func.key, name, at)
+                        if self.project is not None:
+                            passed = self.project.param(func.key, name, at)
+                        if self.project is None or self.recorded is not None:
+                            self.open_params.add(func.key)  # callers in other files: the project pass asks
                     if passed is not None and passed.kind == TENSOR and not passed.assumed:
                         v = join_maybe(v, passed)
                 if v.kind in (DICT, LIST, TUPLE) and v.item is None and not v.elts and not self.assume_params:
