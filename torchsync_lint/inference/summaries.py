@@ -301,7 +301,7 @@ class Summaries:
         where ``obj`` is an instance of its class (``self.solver.step(t, y)``) and, for
         ``__init__``, ``Cls(...)``; for a function, ``name(...)``."""
         if not func.is_method:
-            return self.index.call_sites.get(func.name, []) + self._indirect_sites(func)
+            return self.index.call_sites.get(func.name, []) + self._indirect_sites(func) + self._stored_sites(func)
         sites = list(self.index.call_sites.get("self." + func.name, []))
         if func.name == "__init__" and func.cls is not None:
             sites += self.index.call_sites.get(func.cls.name, [])
@@ -322,6 +322,21 @@ class Summaries:
                 finally:
                     self._busy.discard(key)
         return sites
+
+    def _stored_sites(self, func: FunctionInfo) -> list:
+        """``self.solver = step`` in a method of a class of the file: that class's
+        ``self.solver(t, y)`` calls are calls of the module-level function ``step``."""
+        if func.parent is not None or func.cls is not None:
+            return []
+        out = []
+        for cls in self.index.classes.values():
+            for attr, rows in cls.attrs.items():
+                if any(isinstance(e, cst.Name) and e.value == func.name and f is not None
+                       and func.name not in _bound_names(f) and not any(
+                           q.name.value == func.name for q in _all_params(f)) for f, e in rows):
+                    out.extend(s for s in self.index.call_sites.get("self." + attr, [])
+                               if s.caller is not None and s.caller.cls is cls)
+        return out
 
     def _submodule_sites(self, cls: ClassInfo) -> list:
         """``self.block(x, m)`` in any class of the file whose ``self.block`` holds an instance of
