@@ -13,6 +13,7 @@ import libcst as cst
 
 from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference import torch_facts as facts
+from torchsync_lint.inference import named_tuples
 from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.signatures import refine_annotation
 from torchsync_lint.inference.values import (
@@ -111,6 +112,9 @@ class Expressions:
                 return number("float")
             return _function_reference(q)
         base = self.infer(e.value, scope)
+        named = named_tuples.field(base, attr)
+        if named is not None:
+            return named
         if base.kind == SELF:
             local = scope.lookup(SELF_ATTR + attr)
             return local if local is not None else self.self_attr(scope.cls, attr)
