@@ -178,7 +178,8 @@ class Summaries:
     def _entry_device(self, func: FunctionInfo, name: str, pos: Optional[int], default: Value) -> Value:
         """``def schedule(n, device="cpu")`` that no call in the project reaches: an entry point whose
         callers (outside the project) pick the device; the CPU default says nothing about them."""
-        if func.parent is not None or func.name.startswith("_"):
+        private = func.name.startswith("_") and not (func.name.startswith("__") and func.name.endswith("__"))
+        if func.parent is not None or private:  # a constructor (`__init__`) is as public as its class
             return default
         if self.project is None:
             # a file on its own: its calls are all there are (in a run, the project pass asks again)
