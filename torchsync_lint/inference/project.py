@@ -307,9 +307,11 @@ class Project:
         (``obj.method(...)`` entries: the method of the class the receiver resolves to)."""
         out: List[Tuple[str, list, dict]] = []
         if test_module((iface or {}).get("module", "")):
-            # a package's own tests call its API on the CPU, with toy values and left-out defaults
-            # (`Trainer(model)` with `device="cpu"`): that is not what its users pass
-            return out
+            # a package's own tests show what its API takes, but they leave defaults out as its
+            # users need not (`Trainer(model)` with `device="cpu"`): marked, they do not make a
+            # default count (``has_callers``)
+            return [(key, args, dict(kwargs, **{TEST_CALL: True})) for key, args, kwargs in
+                    self.calls_from(dict(iface, module=""))]
         for entry in (iface or {}).get("calls", ()):
             if entry[0] == "@self":
                 _, cls_key, name, args, kwargs = entry
@@ -361,7 +363,8 @@ class Project:
         return m
 
     def has_callers(self, key: str) -> bool:
-        return key in self._call_index()
+        """Some file that is not a test calls the function."""
+        return any(TEST_CALL not in kwargs for _args, kwargs in self._call_index().get(key, ()))
 
     def passes_informative(self, key: str, informative: Callable[[Value], bool]) -> bool:
         """Some call site in another file passes the function an argument that can change what
@@ -369,7 +372,7 @@ class Project:
         for args, kwargs in self._call_index().get(key, ()):
             if args is None:
                 return True  # *args: anything
-            for data in list(args) + list(kwargs.values()):
+            for data in list(args) + [v for k, v in kwargs.items() if k != TEST_CALL]:
                 if data is not None and informative(self.deep(from_data(data))):
                     return True
         return False
@@ -399,6 +402,9 @@ class Project:
 
     def modules(self) -> Iterable[str]:
         return [m for m, i in self._ifaces.items() if i is not None]
+
+
+TEST_CALL = "@test"  # a keyword no call can pass: marks the calls of a test module
 
 
 def test_module(name: str) -> bool:
