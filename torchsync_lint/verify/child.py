@@ -28,6 +28,7 @@ class Channel:
 
     def send(self, event: str, **data) -> None:
         data["event"] = event
+        data.setdefault("t", round(time.monotonic(), 4))  # when (the parent's timeline of the run)
         self.out.write(PREFIX + json.dumps(data, default=str) + "\n")
         self.out.flush()
 
@@ -304,7 +305,9 @@ def main(argv=None) -> int:
         chan.send("fatal", reason="CUDA initialisation failed: " + str(exc)[:300], no_cuda=True)
         return 3
     if job is None:
+        t0 = time.monotonic()
         _preload(early.get("preload") or ())
+        chan.send("preloaded", seconds=round(time.monotonic() - t0, 3))
         job = _read_job(chan)
         if job is None:
             return 2

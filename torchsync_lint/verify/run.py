@@ -100,6 +100,7 @@ class Verifier:
         self._started: List[runner.Started] = list(started)  # children started before the lint (``prestart``)
         self._t_started: Optional[float] = time.monotonic() if started else None
         self.child_startups: List[dict] = []
+        self.child_times: List[dict] = []  # per snippet child: time.monotonic() of its steps (runner)
 
     # -- extraction -------------------------------------------------------------------------
     def recorded(self) -> Dict[str, List[dict]]:
@@ -255,6 +256,7 @@ class Verifier:
             self._check_hello(res)
             if res.hello:
                 self.child_startups.append(dict(res.hello.get("startup") or {}))
+            self.child_times.append(dict(res.times))
             results.update(res.results)
         return results
 
@@ -459,6 +461,12 @@ class Verifier:
                   f"{worst('calibrate_s')} s, the slowest of each), module imports {sum(imports):.2f} s, "
                   f"tasks {sum(secs) - sum(imports):.2f} s (sum over children), snippets done after "
                   f"{time.monotonic() - t0:.2f} s")
+        # the timeline, from the first child's start (before the lint when started ahead)
+        ref = min([t["spawned"] for t in self.child_times if "spawned" in t] + [t0])
+        steps = ("ready", "preloaded", "job_sent", "begin", "done")
+        kids = "; ".join(" ".join(f"{k} {t[k] - ref:.2f}" for k in steps if k in t) for t in self.child_times)
+        self.note(f"verify: timeline (s after the first child started): verify began {t0 - ref:.2f}, extraction "
+                  f"done {t_extracted - ref:.2f}, children: {kids}")
 
     def probe(self) -> None:
         """No findings to run: still say whether a CUDA device is there (exit 2 when not)."""

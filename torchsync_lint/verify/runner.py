@@ -30,6 +30,7 @@ class JobResult:
     fatal: Optional[str] = None
     no_torch: bool = False
     no_cuda: bool = False
+    times: Dict[str, float] = field(default_factory=dict)  # time.monotonic() of each step of the first child
 
 
 def _reader(stream, q: "queue.Queue") -> None:
@@ -130,6 +131,7 @@ class Started:
 
     def __init__(self, proc: subprocess.Popen, err_file, mode: str, settings: dict) -> None:
         self.proc, self.err_file, self.mode, self.settings = proc, err_file, mode, settings
+        self.t_spawned = time.monotonic()
 
     def close(self) -> None:
         _kill(self.proc)
@@ -184,8 +186,10 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
         sub = dict(job, tasks=[by_id[i] for i in remaining])
         if started is not None:
             proc, err_file = started.proc, started.err_file
+            out.times.setdefault("spawned", started.t_spawned)
             started = None
         else:
+            out.times.setdefault("spawned", time.monotonic())
             proc, err_file = _spawn(python, env)
         q: "queue.Queue" = queue.Queue()
         threading.Thread(target=_reader, args=(proc.stdout, q), daemon=True).start()
@@ -194,6 +198,7 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
             proc.stdin.close()
         except OSError:
             pass
+        out.times.setdefault("job_sent", time.monotonic())
         current: Optional[int] = None
         got_result = poisoned = False
         deadline = time.monotonic() + startup_timeout + timeout
@@ -234,6 +239,10 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
                         remaining = []
                     break
                 event = msg.get("event")
+                if event in ("ready", "preloaded", "begin", "done"):
+                    # the child's own clock (CLOCK_MONOTONIC is one clock for every process here): the
+                    # parent reads a started child's first lines only when the job is sent
+                    out.times.setdefault(event, msg.get("t") or time.monotonic())
                 if event == "ready":
                     out.hello = msg
                     deadline = time.monotonic() + startup_timeout + timeout  # module import comes next
