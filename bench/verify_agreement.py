@@ -46,7 +46,11 @@ def record_inputs(pkg, pkg_dirs, out_path, steps=1, deadline=600.0):
     from harness import run_all
     from torchsync_lint.guard.inputs import InputRecorder, targets_for
 
-    targets = targets_for(pkg_dirs)
+    from torchsync_lint.config import Config
+    from torchsync_lint.run.tree import lint_paths
+
+    # every function holding a finding of the project run (what --verify replays), cold code too
+    targets = targets_for(pkg_dirs, lint_paths(list(pkg_dirs), Config(include_cold=True)).findings)
 
     class NoRec:  # the harness's recorder interface, recording nothing (inputs are what we want)
         active = False

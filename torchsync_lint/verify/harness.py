@@ -185,7 +185,13 @@ class _InputError(Exception):
 def _cpu_try(torch, snippet: Snippet, plan, self_spec, self_cache, redirect: bool):
     import contextlib
 
-    ctx = oracles.make_device_redirect(torch, gpu="cpu") if redirect else contextlib.nullcontext()
+    ctx = contextlib.ExitStack()
+    if redirect:
+        ctx.enter_context(oracles.make_device_redirect(torch, gpu="cpu"))
+    if _default_device_type(torch) != "cpu":
+        # the library set a CUDA default device (deepxde does, on import): on the CPU search the
+        # factories it reaches without a device must make CPU tensors too (innermost mode: first)
+        ctx.enter_context(torch.device("cpu"))
     with ctx:
         try:
             bound, guessed = snippet.bindings(torch, plan, "cpu", self_spec, self_cache)
@@ -197,6 +203,14 @@ def _cpu_try(torch, snippet: Snippet, plan, self_spec, self_cache, redirect: boo
             raise _InputError("inputs: " + _error_text(exc)) from exc
         snippet.call(bound)
     return bound, guessed
+
+
+def _default_device_type(torch) -> str:
+    get = getattr(torch, "get_default_device", None)
+    try:
+        return get().type if get is not None else "cpu"
+    except Exception:  # noqa: BLE001
+        return "cpu"
 
 
 def most_common(errors: List[str]) -> str:

@@ -177,6 +177,9 @@ class _Names(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         self._role(node.iter, "iterated")
 
+    def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
+        self._mark_all(node.expression, "formatted")  # `f"{self.target}_id"`: text, most likely
+
     def visit_CompFor(self, node: cst.CompFor) -> None:
         self._role(node.iter, "iterated")
 
@@ -508,6 +511,15 @@ class _Probe:
                 if spec.get("roles"):
                     obs["roles"] = spec["roles"]
                 specs[name] = obs
+        # a real run put every tensor this function received on one device (the CPU, say): the
+        # tensors it makes from them, whose device inference could not tell, are there too
+        moved: List[str] = []
+        only = _observed_device(rec)
+        if only is not None:
+            for name, spec in specs.items():
+                if spec.get("kind") in ("tensor", "device") and not spec.get("device"):
+                    specs[name] = dict(spec, device=only)
+                    moved.append(name)
         ex.specs = specs
         if func is not None and func.cls is not None and (
                 any(s.get("kind") == "self" for s in specs.values()) or collector.self_attrs):
@@ -516,6 +528,37 @@ class _Probe:
             for attr, entry in ex.self_spec["attrs"].items():
                 if attr in observed:
                     entry["observed"] = observed[attr]
+                elif only is not None and entry["spec"].get("kind") in ("tensor", "device") and \
+                        not entry["spec"].get("device"):
+                    entry["spec"] = dict(entry["spec"], device=only)
+                    moved.append("self." + attr)
+        if moved:
+            ex.notes.append(f"the device of {', '.join(moved)} taken from the observed inputs (all on "
+                            f"{'the CPU' if only == 'cpu' else only})")
+
+
+def _observed_devices(desc, depth: int = 0) -> Set[str]:
+    """Device types of the tensors (and modules) in one recorded description."""
+    if not isinstance(desc, dict) or depth > 4:
+        return set()
+    kind = desc.get("kind")
+    if kind in ("tensor", "module") and desc.get("device"):
+        return {str(desc["device"]).split(":")[0]}
+    out: Set[str] = set()
+    for sub in list(desc.get("elts") or []) + list((desc.get("items") or {}).values()) + \
+            list((desc.get("attrs") or {}).values()):
+        out |= _observed_devices(sub, depth + 1)
+    return out
+
+
+def _observed_device(rec: Optional[dict]) -> Optional[str]:
+    """The one device type every tensor of a recorded function entry was on, else None."""
+    if not rec:
+        return None
+    found: Set[str] = set()
+    for desc in (rec.get("args") or {}).values():
+        found |= _observed_devices(desc)
+    return next(iter(found)) if len(found) == 1 else None
 
 
 def _param_annotations(func: FunctionInfo, ctx: FileContext) -> Dict[str, dict]:
