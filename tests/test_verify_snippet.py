@@ -89,7 +89,7 @@ def test_local_imports_and_annotations(tmp_path):
     out = extract(tmp_path, [finding(23, 17, 23, 50)])[0]
     # `sizes: list[int]` is not read by the statement; the annotation converter is used for params read
     assert "sizes" not in out.specs
-    from torchsync_lint.verify.snippet import annotation_spec
+    from torchsync_lint.verify.specs import annotation_spec
     from torchsync_lint.inference.names import Aliases
 
     a = Aliases("m")

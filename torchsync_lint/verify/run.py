@@ -139,7 +139,7 @@ class Verifier:
             except (OSError, ValueError, cf.process.BrokenProcessPool):
                 self.extracted.clear()  # no processes here: one by one below
         for job in jobs:
-            self.extracted.update(snippet.extract_file(*job))
+            self.extracted.update(snippet.extract_file(*job, nodes=self.opts.fixes))
 
     def spans(self) -> Dict[int, Span]:
         return {k: ex.span for k, ex in self.extracted.items()}
