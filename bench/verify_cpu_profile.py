@@ -8,7 +8,7 @@ Each phase of the command is timed on its own, in this process (wall and CPU sec
 interpreter's start and the CLI's imports (a fresh ``python -c``), selecting the files, the lint
 (``lint_paths``, no cache, as ``bench/verify_speed.py`` runs it), the extraction of every finding's
 snippet (``Verifier.extract``: the file parsed again, indexed, evaluated), building the jobs
-(``snippet_jobs``: what is sent to the children, JSON-encoded) and a child's start up to its
+(``schedule.tasks_of``: what is sent to the children, JSON-encoded) and a child's start up to its
 ``ready`` line (``--mode predict``: the torch import, no CUDA). ``--profile N`` prints the N
 costliest functions of the extraction (cProfile, cumulative).
 """
@@ -94,7 +94,9 @@ def main():
         if prof:
             prof.disable()
     with Phase("build the jobs (+ JSON)", rows):
-        jobs = v.snippet_jobs(with_fixes=False)
+        from torchsync_lint.verify import schedule
+
+        jobs = schedule.tasks_of(v.extracted, v.findings)
         size = sum(len(json.dumps(j)) for j in jobs)
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "torchsync_lint.verify.child", "--mode", "predict",
@@ -107,7 +109,7 @@ def main():
     proc.kill()
     proc.wait()
     n = max(len(findings), 1)
-    print(f"{len(findings)} findings in {len(linted)} files; {len(jobs)} job(s), {size / 1024:.0f} KiB of JSON; "
+    print(f"{len(findings)} findings in {len(linted)} files; {len(jobs)} task(s), {size / 1024:.0f} KiB of JSON; "
           f"{os.cpu_count()} CPUs")
     print(f"  {'phase':46s} {'wall s':>8s} {'CPU s':>8s} {'ms/finding':>11s}")
     for name, wall, cpu in rows:
