@@ -141,13 +141,14 @@ def test_snippet_harness_keeps_file_positions_and_finds_inputs():
 
 
 def test_line_timer_attributes_host_time_to_lines(tmp_path):
-    from torchsync_lint.verify import oracles
+    from torchsync_lint.verify.stacks import Roots
+    from torchsync_lint.verify.timing import LineTimer
 
     path = tmp_path / "timed.py"
     path.write_text("import time\n\n\ndef f():\n    a = 1\n    time.sleep(0.05)\n    return a\n")
     ns = {}
     exec(compile(path.read_text(), str(path), "exec"), ns)
-    timer = oracles.LineTimer({os.path.realpath(str(path))}, oracles.Roots(torch), None)
+    timer = LineTimer({os.path.realpath(str(path))}, Roots(torch), None)
     timer.run(ns["f"])
     durations = {line: sum(v) for (p, line), v in timer.durations.items()}
     assert durations[6] > 0.04 and durations[5] < 0.01

@@ -99,9 +99,9 @@ class Child:
 
         self.torch = torch
         self.startup: Dict[str, float] = {}
-        from torchsync_lint.verify import oracles
+        from torchsync_lint.verify.stacks import Roots
 
-        self.roots = oracles.Roots(torch)
+        self.roots = Roots(torch)
         self.clock = self.long_clock = None
         self._modules: Dict[str, Any] = {}
 
@@ -113,7 +113,7 @@ class Child:
         if cuda:
             info["device"] = torch.cuda.get_device_name(0)
         if self.mode == "gpu" and cuda:
-            from torchsync_lint.verify.oracles import SleepClock
+            from torchsync_lint.verify.timing import SleepClock
 
             t0 = time.monotonic()
             torch.zeros(1, device="cuda").sum().item()
