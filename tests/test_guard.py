@@ -170,27 +170,3 @@ def test_without_cuda_the_guard_is_a_no_op_that_says_so(monkeypatch):
         with no_sync():  # said once per process
             pass
 
-
-def test_idle_gpu_trace_registries_cost_no_python_call_until_someone_listens():
-    """Once the GPU trace is on, torch calls every registry's fire_callbacks for every allocation:
-    the idle ones become a C builtin; a later registration gets torch's own back, and is called."""
-    import types
-
-    torch = pytest.importorskip("torch")
-    from torch._utils import CallbackRegistry
-
-    from torchsync_lint.guard import hooks
-
-    fake = types.SimpleNamespace(**{name: CallbackRegistry(name) for name in hooks.IDLE_REGISTRIES})
-    busy = CallbackRegistry("busy")
-    busy.add_callback(lambda *a: None)
-    fake.EventRecordCallbacks = busy  # one with a listener already: left alone
-    hooks._quiet_idle_registries(fake)
-    assert fake.MemoryAllocationCallbacks.fire_callbacks is slice
-    assert "fire_callbacks" not in vars(busy)
-    fake.MemoryAllocationCallbacks.fire_callbacks(123)  # takes torch's arguments, does nothing
-    seen = []
-    fake.MemoryAllocationCallbacks.add_callback(seen.append)
-    fake.MemoryAllocationCallbacks.fire_callbacks(7)
-    assert seen == [7] and "fire_callbacks" not in vars(fake.MemoryAllocationCallbacks)
-    del torch

@@ -91,35 +91,8 @@ def _register_trace(torch) -> None:
     gt.register_callback_for_device_synchronization(_trace_cb("device", "torch.cuda.synchronize"))
     gt.register_callback_for_stream_synchronization(_trace_cb("stream", "torch.cuda.Stream.synchronize"))
     gt.register_callback_for_event_synchronization(_trace_cb("event", "torch.cuda.Event.synchronize"))
-    _quiet_idle_registries(gt)
     torch._C._activate_gpu_trace()
     _trace_registered = True
-
-
-# The GPU trace, once active, calls into Python for every event of its kinds, for the rest of the
-# process: every tensor allocation and free, event record and wait, not only the syncs we listen
-# to. While nobody listens to a kind, its registry's ``fire_callbacks`` is a C builtin that takes
-# the call's one or two arguments and does nothing (``slice``), instead of a Python loop over an
-# empty list; whoever registers a callback there later gets torch's own ``fire_callbacks`` back.
-IDLE_REGISTRIES = ("EventCreationCallbacks", "EventDeletionCallbacks", "EventRecordCallbacks",
-                   "EventWaitCallbacks", "MemoryAllocationCallbacks", "MemoryDeallocationCallbacks",
-                   "StreamCreationCallbacks")
-
-
-def _quiet_idle_registries(gt) -> None:
-    for name in IDLE_REGISTRIES:
-        reg = getattr(gt, name, None)
-        if reg is None or getattr(reg, "callback_list", None) or "fire_callbacks" in vars(reg):
-            continue
-        add = reg.add_callback
-
-        def add_callback(cb, reg=reg, add=add):
-            vars(reg).pop("fire_callbacks", None)
-            vars(reg).pop("add_callback", None)
-            add(cb)
-
-        reg.fire_callbacks = slice
-        reg.add_callback = add_callback
 
 
 def _showwarning(message, category, filename, lineno, file=None, line=None):
