@@ -35,7 +35,7 @@ POS = {"the": "DET", "a": "DET", "visited": "VERB", "met": "VERB", "works": "VER
        "big": "ADJ", "small": "ADJ", "went": "VERB", "to": "ADP", "from": "ADP", "said": "VERB", "games": "NOUN",
        "votes": "NOUN", "markets": "NOUN"}
 TOPICS = ["sports", "politics", "business"]
-N_TRAIN, N_DEV, N_TEST, BS = 12, 4, 4, 8
+N_TRAIN, N_DEV, N_TEST, BS = 16, 6, 6, 8
 _CACHE: dict = {}
 
 
@@ -281,8 +281,8 @@ def build_sequence_tagger_crf(torch, device):
 
 def build_sequence_tagger_flair_embeddings(torch, device):
     """Contextual string embeddings: FlairEmbeddings over a forward and a backward character LanguageModel
-    (fresh, fine-tuned) -> GRU -> softmax (no CRF), BIO tags, weighted loss, predictions keeping embeddings on
-    the GPU."""
+    (fresh, fine-tuned) -> GRU -> softmax (no CRF), BIO tags, weighted loss, ModelTrainer.train and predict
+    keeping embeddings on the GPU."""
     _flair(device)
     from flair.embeddings import FlairEmbeddings, StackedEmbeddings
     from flair.models import SequenceTagger
@@ -293,6 +293,7 @@ def build_sequence_tagger_flair_embeddings(torch, device):
     tagger = SequenceTagger(hidden_size=32, embeddings=emb, tag_dictionary=tags, tag_type="ner", use_crf=False,
                             rnn_type="GRU", tag_format="BIO", loss_weights={"PER": 2.0})
     return _model_workload("sequence_tagger_flair_embeddings", tagger, corpus, "ner",
+                           trainer=_trainer_case(tagger, corpus, embeddings_storage_mode="gpu"),
                            predict_kw={"embedding_storage_mode": "gpu"})
 
 
@@ -332,7 +333,7 @@ def build_token_classifier(torch, device):
 
 
 def build_text_classifier_transformer(torch, device):
-    """TextClassifier on TransformerDocumentEmbeddings (mean pooling), class probabilities."""
+    """TextClassifier on TransformerDocumentEmbeddings (mean pooling), fine_tune, class probabilities."""
     _flair(device)
     from flair.models import TextClassifier
 
@@ -341,13 +342,14 @@ def build_text_classifier_transformer(torch, device):
                          label_dictionary=corpus.make_label_dictionary("topic", add_unk=False))
     test = list(corpus.test)
     return _model_workload("text_classifier_transformer", clf, corpus, "topic", lr=5e-4,
+                           trainer=_trainer_case(clf, corpus, fine_tune=True),
                            cases=[("predict-all-probabilities", lambda: clf.predict(
                                test, mini_batch_size=BS, return_probabilities_for_all_classes=True))])
 
 
 def build_text_classifier_rnn_multilabel(torch, device):
     """Multi-label TextClassifier on DocumentRNNEmbeddings (bidirectional GRU over one-hot + character
-    embeddings)."""
+    embeddings), ModelTrainer.train."""
     _flair(device)
     from flair.embeddings import DocumentRNNEmbeddings
     from flair.models import TextClassifier
@@ -356,7 +358,8 @@ def build_text_classifier_rnn_multilabel(torch, device):
     emb = DocumentRNNEmbeddings([_onehot(corpus), _chars()], hidden_size=32, rnn_type="GRU", bidirectional=True)
     clf = TextClassifier(emb, label_type="topics", multi_label=True, multi_label_threshold=0.4,
                          label_dictionary=corpus.make_label_dictionary("topics", add_unk=False))
-    return _model_workload("text_classifier_rnn_multilabel", clf, corpus, "topics", lr=1e-3)
+    return _model_workload("text_classifier_rnn_multilabel", clf, corpus, "topics", lr=1e-3,
+                           trainer=_trainer_case(clf, corpus))
 
 
 def build_classifier_decoders(torch, device):
@@ -533,14 +536,15 @@ def build_relation_extractor_span_classifier(torch, device):
 
 
 def build_lemmatizer(torch, device):
-    """Lemmatizer: character encoder (bidirectional LSTM) + attention decoder, greedy decoding (its beam search
-    calls ``Token.add_tag``, which flair 0.15.1's Token no longer has)."""
+    """Lemmatizer: a seq2seq character decoder with attention over the token's one-hot embedding (its character
+    encoder puts the packing lengths on flair.device, which torch refuses on a GPU), greedy decoding (its beam
+    search calls ``Token.add_tag``, which flair 0.15.1's Token no longer has)."""
     _flair(device)
     from flair.models import Lemmatizer
 
     corpus = _corpus()
-    lem = Lemmatizer(embeddings=None, label_type="lemma", rnn_input_size=16, rnn_hidden_size=32, rnn_layers=1,
-                     char_dict=_char_dict(), use_attention=True, beam_size=1)
+    lem = Lemmatizer(embeddings=_onehot(corpus), label_type="lemma", rnn_input_size=16, rnn_hidden_size=32,
+                     rnn_layers=1, encode_characters=False, char_dict=_char_dict(), use_attention=True, beam_size=1)
     return _model_workload("lemmatizer", lem, corpus, "lemma")
 
 

@@ -1,7 +1,7 @@
 """tianshou 2.0.1 workloads, as its examples and tests run them (procedural API): each algorithm built from
 ``tianshou.utils.net`` networks (Net, Recurrent, BranchingNet, the discrete / continuous actors and critics,
 NoisyLinear, EnsembleLinear, IQN / FQF quantile networks, VAE, Perturbation, ICM), with a ``Collector``
-over a ``DummyVectorEnv`` of gymnasium's CartPole-v1 / Pendulum-v1 (episodes cut at 25 steps), and these
+over a ``DummyVectorEnv`` of gymnasium's CartPole-v1 / Pendulum-v1 (episodes cut at 50 steps), and these
 calls recorded: ``Collector.collect`` in a training step (exploration noise into a replay buffer),
 ``Algorithm.update`` (the library's own training step: sample, n-step / GAE returns, forward, loss,
 backward, optimizer step, target-network update, priority update), a test ``collect`` of whole
@@ -20,7 +20,7 @@ import tempfile
 
 from harness import Workload
 
-N_TRAIN, N_TEST, BATCH, MAX_STEPS = 2, 1, 32, 25
+N_TRAIN, N_TEST, BATCH, MAX_STEPS = 4, 2, 32, 50
 
 
 def _gym():
@@ -65,18 +65,18 @@ def _logger():
     return TensorboardLogger(SummaryWriter(tempfile.mkdtemp(prefix="tianshou-")))
 
 
-def _online_cases(torch, algorithm, task, kind, buffer=None, prefix="", full=False):
+def _online_cases(torch, algorithm, task, kind, buffer=None, prefix=""):
     """Cases of one online algorithm ("off" or "on" policy): a training-step ``collect`` (the policy's forward,
-    exploration, action mapping) and ``update``; ``full`` adds a test ``collect`` of whole episodes and a
-    one-epoch ``run_training``."""
+    exploration, action mapping), ``update``, a test ``collect`` of whole episodes and a one-epoch
+    ``run_training``."""
     from tianshou.data import Collector, CollectStats, VectorReplayBuffer
     from tianshou.trainer import OffPolicyTrainerParams, OnPolicyTrainerParams
     from tianshou.utils.torch_utils import policy_within_training_step
 
     buf = buffer if buffer is not None else VectorReplayBuffer(1000, N_TRAIN)
     train_c = Collector[CollectStats](algorithm, _envs(task, N_TRAIN), buf, exploration_noise=True)
-    test_c = Collector[CollectStats](algorithm, _envs(task, N_TEST)) if full else None
-    logger = _logger() if full else None
+    test_c = Collector[CollectStats](algorithm, _envs(task, N_TEST))
+    logger = _logger()
     policy = algorithm.policy
     with policy_within_training_step(policy):
         train_c.reset()
@@ -114,10 +114,8 @@ def _online_cases(torch, algorithm, task, kind, buffer=None, prefix="", full=Fal
         return algorithm.run_training(params)
 
     p = prefix + ":" if prefix else ""
-    cases = [(p + "Collector.collect", collect), (p + "update", update)]
-    if full:
-        cases += [(p + "test collect", test), (p + "run_training", run_training)]
-    return cases
+    return [(p + "Collector.collect", collect), (p + "update", update), (p + "test collect", test),
+            (p + "run_training", run_training)]
 
 
 def _opt(lr=1e-3):
@@ -138,7 +136,7 @@ def build_dqn(torch, device):
     policy = DiscreteQLearningPolicy(model=net, action_space=env.action_space, observation_space=env.observation_space,
                                      eps_training=0.1, eps_inference=0.05)
     algorithm = DQN(policy=policy, optim=_opt(), gamma=0.9, n_step_return_horizon=3, target_update_freq=4)
-    return Workload("dqn", cases=_online_cases(torch, algorithm, "CartPole-v1", "off", full=True))
+    return Workload("dqn", cases=_online_cases(torch, algorithm, "CartPole-v1", "off"))
 
 
 def build_dqn_dueling_prioritized(torch, device):
@@ -300,7 +298,7 @@ def build_pg_discrete(torch, device):
               advantage_normalization=True, recompute_advantage=False)
     return Workload("pg_discrete", cases=_online_cases(torch, reinforce, "CartPole-v1", "on", prefix="Reinforce")
                     + _online_cases(torch, a2c, "CartPole-v1", "on", prefix="A2C")
-                    + _online_cases(torch, ppo, "CartPole-v1", "on", prefix="PPO", full=True))
+                    + _online_cases(torch, ppo, "CartPole-v1", "on", prefix="PPO"))
 
 
 def _gauss(loc_scale):
@@ -336,7 +334,7 @@ def build_pg_continuous(torch, device):
               dual_clip=3.0, value_clip=True, gae_lambda=0.95)
     p, c = pair()
     npg = NPG(policy=p, critic=c, optim=_opt(), gamma=0.95, return_scaling=True, advantage_normalization=True,
-              gae_lambda=0.95, optim_critic_iters=2, trust_region_size=0.5)
+              gae_lambda=0.95, optim_critic_iters=2, trust_region_size=0.05)
     p, c = pair()
     trpo = TRPO(policy=p, critic=c, optim=_opt(), gamma=0.95, return_scaling=True, advantage_normalization=True,
                 gae_lambda=0.95, optim_critic_iters=2, max_kl=0.01, backtrack_coeff=0.8, max_backtracks=5)
@@ -398,11 +396,11 @@ def build_offpolicy_continuous(torch, device):
                 n_step_return_horizon=1, actor_delay=2, target_mode="min")
     return Workload("offpolicy_continuous", cases=_online_cases(torch, ddpg, "Pendulum-v1", "off", prefix="DDPG")
                     + _online_cases(torch, td3, "Pendulum-v1", "off", prefix="TD3")
-                    + _online_cases(torch, sac, "Pendulum-v1", "off", prefix="SAC", full=True)
+                    + _online_cases(torch, sac, "Pendulum-v1", "off", prefix="SAC")
                     + _online_cases(torch, redq, "Pendulum-v1", "off", prefix="REDQ"))
 
 
-def _gathered(task, n=200, buf=None):
+def _gathered(task, n=400, buf=None):
     """A full replay buffer of random-action transitions (the offline examples gather theirs with a trained
     agent)."""
     from tianshou.algorithm.algorithm_base import RandomActionPolicy
@@ -416,7 +414,7 @@ def _gathered(task, n=200, buf=None):
     return buf
 
 
-def _offline_cases(torch, algorithm, task, buffer, prefix, full=False):
+def _offline_cases(torch, algorithm, task, buffer, prefix):
     from tianshou.data import Collector, CollectStats
     from tianshou.trainer import OfflineTrainerParams
     from tianshou.utils.torch_utils import policy_within_training_step
@@ -438,9 +436,9 @@ def _offline_cases(torch, algorithm, task, buffer, prefix, full=False):
             batch_size=BATCH, logger=logger, show_progress=False, verbose=False, save_best_fn=lambda alg: None,
             stop_fn=lambda r: r >= 1e9))
 
-    cases = [(prefix + ":update", update), (prefix + ":test collect",
-                                            lambda: test_c.collect(n_episode=N_TEST, reset_before_collect=True))]
-    return cases + [(prefix + ":run_training", run_training)] if full else cases
+    return [(prefix + ":update", update),
+            (prefix + ":test collect", lambda: test_c.collect(n_episode=N_TEST, reset_before_collect=True)),
+            (prefix + ":run_training", run_training)]
 
 
 def build_offline_continuous(torch, device):
@@ -482,7 +480,7 @@ def build_offline_continuous(torch, device):
                   critic2=_critic(torch, device, obs, act), critic2_optim=_opt(), tau=0.005, gamma=0.99,
                   policy_noise=0.2, update_actor_freq=2, noise_clip=0.5, alpha=2.5, n_step_return_horizon=1)
     return Workload("offline_continuous", cases=_offline_cases(torch, bcq, "Pendulum-v1", buf, "BCQ")
-                    + _offline_cases(torch, cql, "Pendulum-v1", buf, "CQL", full=True)
+                    + _offline_cases(torch, cql, "Pendulum-v1", buf, "CQL")
                     + _offline_cases(torch, td3bc, "Pendulum-v1", buf, "TD3BC"))
 
 
@@ -513,7 +511,7 @@ def build_offline_discrete(torch, device):
         action_space=env.action_space),
         critic=DiscreteCritic(preprocess_net=cnet, hidden_sizes=[64], last_size=adim), optim=_opt(), gamma=0.99,
         target_update_freq=4).to(device)
-    return Workload("offline_discrete", cases=_offline_cases(torch, bcq, "CartPole-v1", buf, "DiscreteBCQ", full=True)
+    return Workload("offline_discrete", cases=_offline_cases(torch, bcq, "CartPole-v1", buf, "DiscreteBCQ")
                     + _offline_cases(torch, cql, "CartPole-v1", buf, "DiscreteCQL")
                     + _offline_cases(torch, crr, "CartPole-v1", buf, "DiscreteCRR"))
 
@@ -635,9 +633,9 @@ def build_dqn_manual_step(torch, device):
 
 
 def build_data(torch, device):
-    """tianshou.data: Batch on the device (to_torch, cat, stack, split, indexing), the replay buffers
-    (ReplayBuffer, VectorReplayBuffer, PrioritizedVectorReplayBuffer with device TD errors, CachedReplayBuffer),
-    episodic (GAE) and n-step returns with a device target-Q function, RunningMeanStd."""
+    """tianshou.data: Batch on the device (cat, stack, split, indexing, to_numpy / to_torch), the prioritized
+    buffer's weight update from device TD errors, episodic (GAE) and n-step returns with device values and a
+    device target-Q function, RunningMeanStd."""
     import numpy as np
 
     from tianshou.algorithm.algorithm_base import Algorithm
@@ -646,17 +644,23 @@ def build_data(torch, device):
 
     buf = _gathered("CartPole-v1")
     gen = torch.Generator(device=device).manual_seed(0)
-    prio = _gathered("CartPole-v1", buf=PrioritizedVectorReplayBuffer(200, buffer_num=N_TRAIN, alpha=0.6, beta=0.4))
+    prio = _gathered("CartPole-v1", buf=PrioritizedVectorReplayBuffer(400, buffer_num=N_TRAIN, alpha=0.6, beta=0.4))
     q_w = torch.randn(4, 2, device=device, generator=gen)
 
-    def batch_ops():
-        b = Batch(obs=torch.randn(16, 4, device=device, generator=gen),
-                  info=Batch(x=torch.arange(16, device=device)), rew=np.zeros(16, dtype=np.float32))
-        c = Batch.cat([b, b])
-        s = Batch.stack([b[:4], b[4:8]])
-        parts = list(c.split(8, shuffle=False))
-        t = to_torch(to_numpy(b), device=device)
-        return c, s, parts, t, b[b.info.x > 4]
+    def batch():
+        return Batch(obs=torch.randn(16, 4, device=device, generator=gen),
+                     info=Batch(x=torch.arange(16, device=device)), rew=np.zeros(16, dtype=np.float32))
+
+    def cat_stack():
+        b = batch()
+        return Batch.cat([b, b]), Batch.stack([b[:4], b[4:8]])
+
+    def split_index():
+        b = batch()
+        return list(b.split(8, shuffle=False)), b[np.arange(16) > 4], b[[1, 3, 5]]
+
+    def convert():
+        return to_torch(to_numpy(batch()), device=device)
 
     def prio_update():
         batch, idx = prio.sample(BATCH)
@@ -683,7 +687,8 @@ def build_data(torch, device):
         r.update(torch.randn(32, 4, device=device, generator=gen).cpu().numpy())
         return r.norm(np.zeros(4))
 
-    return Workload("data", cases=[("Batch ops", batch_ops),
+    return Workload("data", cases=[("Batch.cat/stack", cat_stack), ("Batch.split/index", split_index),
+                                   ("to_numpy/to_torch", convert),
                                    ("PrioritizedVectorReplayBuffer.update_weight", prio_update),
                                    ("returns", returns), ("RunningMeanStd", rms)])
 
