@@ -6,7 +6,7 @@ fresh ``LanguageModel`` via ``FlairEmbeddings``; a fine-tuned transformer), ``To
 ``TextClassifier`` (transformer document embeddings; an RNN over token embeddings, multi-label; the
 prototypical and DeepNCM decoders), ``TextRegressor``, ``TextPairClassifier`` / ``TextPairRegressor`` /
 ``TextTripleClassifier``, ``RelationClassifier`` (entity-marker encoding), ``RelationExtractor``,
-``SpanClassifier`` (entity linking), ``Lemmatizer`` (seq2seq with attention, beam search), ``TARSClassifier``
+``SpanClassifier`` (entity linking), ``Lemmatizer`` (seq2seq with attention), ``TARSClassifier``
 and ``TARSTagger`` (zero-shot too), ``MultitaskModel``, and the trainers: ``ModelTrainer.train`` /
 ``fine_tune`` (one epoch, evaluation on dev and test, checkpoints) and ``LanguageModelTrainer``. Each model
 is recorded through ``forward_loss`` training steps, ``predict`` (eval) and ``evaluate``; the document
