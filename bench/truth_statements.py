@@ -317,7 +317,7 @@ STATEMENTS: List[Statement] = [
     _s("asint-20", "TSL303", "v = x[labels.argmax()]", note="0-dim integer GPU index"),
     _s("asint-21", "TSL303", "v = host_buf[t[0]]", note="GPU 0-dim index into a host tensor"),
     _s("asint-22", "TSL303", "v = x[cpu_t[0]]", rule=None, note="host 0-dim index"),
-    _s("asint-23", "TSL303", "x[labels.argmax()] = 1.0", rule=None, note="0-dim integer GPU index, store"),
+    _s("asint-23", "TSL303", "x[labels.argmax()] = 1.0", note="0-dim integer GPU index, store"),
     _s("asint-15", "TSL303", "v = torch.randint(0, t.max() + 1, (2,), device=d)", note="tensor high"),
     _s("asint-16", "TSL303", "v = torch.randint(0, n, (2,), device=d)", note="Python int high"),
     _s("asint-17", "TSL303", "v = torch.randint(t.min(), 9, (2,), device=d)", note="tensor low"),

@@ -110,7 +110,6 @@ UNMEASURED_CLAIMS = {
     #   s = torch.amp.GradScaler("cuda"); loss = model(x).sum(); s.scale(loss).backward(); s.step(opt); s.update()
     #   torch.cuda._sleep(big); t0 = time.perf_counter(); s.state_dict(); host_ms = time.perf_counter() - t0
     "TSL407": {"torch.amp.GradScaler.state_dict"},
-    "TSL411": {"torch.load"},
 }
 # Truth-table rows that measured a claim under another family's id: (rule, call) -> row id.
 TRUTH_EVIDENCE = {("TSL407", "torch.amp.GradScaler.step"): "optim-01"}
