@@ -348,3 +348,100 @@ def test_what_an_epoch_loop_calls_outside_its_step_loop_is_periodic_and_not_hot(
     _check(src)
     temps = {f.line: f.temperature for f in lint_source(textwrap.dedent(src), "train.py", Config(include_cold=True))}
     assert temps[6] == "unknown" and temps[10] == "hot"
+
+
+def test_a_loop_before_the_training_loop_is_set_up_and_one_after_it_keeps_its_label():
+    """A loop that comes before the first training loop (references to encode, a schedule to
+    build) runs once per call, with what it calls; a loop after it (an evaluation pass over data)
+    runs as often as that loop does."""
+    _check('''
+    import torch
+
+
+    def encode(r):
+        return r.sum().item()                       # once
+
+
+    def score_batch(model, x):
+        return model(x).max().item()                # every-step
+
+
+    def train(model, loader, val_loader, refs, opt):
+        stats = []
+        for r in refs:
+            stats.append(encode(r))
+            r.mean().item()                         # once
+        for x in loader:
+            loss = model(x).sum()
+            loss.backward()
+            opt.step()
+        for x in val_loader:
+            score_batch(model, x)
+            x.min().item()                          # every-step
+    ''')
+
+
+def test_calls_by_method_name_only_weigh_what_they_may_reach():
+    """A method called by name on an attribute whose class is known (`self.schedule.reset()` in a
+    forward) is that class's method only: another class's `reset` called only from set-up code
+    still runs once. A by-name call in a loop of a function of unknown frequency does not rule
+    "once" out either; one made once per epoch makes the method periodic only when no caller
+    calls it once."""
+    _check('''
+    import torch
+
+
+    class Schedule:
+        def reset(self, n):
+            self.scale = self._table(n)
+
+        def _table(self, n):
+            return n.max().item()                       # once
+
+
+    class DecoderSchedule:
+        def reset(self, n):
+            self.scale = self._grid(n)
+
+        def _grid(self, n):
+            return n.min().item()                       # every-step
+
+
+    class Cursor:
+        def rewind(self, n):
+            return n.std().item()                       # periodic
+
+
+    class Decoder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.schedule = DecoderSchedule()
+
+        def forward(self, x, n):
+            self.schedule.reset(n)
+            return x
+
+
+    def refresh(schedules, n):
+        for s in schedules:
+            s.reset(n)
+
+
+    def sample(model, schedule, x, opt):
+        schedule.reset(10)
+        for t in range(10):
+            x = model(x)
+            opt.step()
+        return x
+
+
+    def sample_chunks(model, schedule, cursor, x, opt, chunks):
+        for c in chunks:
+            schedule.reset(c)
+            cursor.rewind(c)
+            for t in range(10):
+                x = model(x)
+                opt.step()
+        return x
+    ''')
+

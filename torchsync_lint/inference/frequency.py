@@ -15,7 +15,10 @@ sets it True, ``if i == 0:`` on a loop's counter; the body of a ``functools.cach
 takes a remainder: ``step % N == 0``).
 
 In a function that contains a training loop (a loop that calls ``.backward()`` or ``.step()``),
-the code before and after that loop, outside every loop, runs once per call: it is ``set-up`` (``SETUP``), which the
+the code before and after that loop, outside every loop, runs once per call, and so does a loop
+that comes before the first training loop (over references to encode, parameters to set, a
+schedule to build: nothing has stepped yet); a loop after it keeps its own label (an evaluation
+pass over data runs once per batch). Set-up code is ``set-up`` (``SETUP``), which the
 engine turns into ``once`` unless the function itself runs every step (a step hook, or hot through
 the call graph). What such set-up code calls, when nothing else calls it, runs once too
 (``hotness.CallGraph.runs_once``). Set-up code (``__init__``, module level) and test files are
@@ -272,7 +275,8 @@ class FrequencyTracker:
         self._stack: List[str] = []
         self._assert_msgs: set = set()
         # per function being walked: [class outside its training loops, its training_loops,
-        # step loops open, epoch loops open]; and the loops open in it (first-iteration flags)
+        # step loops open, epoch loops open, a training loop left already]; and the loops open in
+        # it (first-iteration flags)
         self._frames: List[list] = []
         self._loops: List[List[cst.CSTNode]] = [[]]
 
@@ -316,9 +320,10 @@ class FrequencyTracker:
             return ERROR_PATH
         cls = self._stack[-1] if self._stack else EVERY_STEP
         if self._frames:
-            outside, _loops, steps, epochs = self._frames[-1]
-            # in another loop of such a function (an evaluation loop): as often as that loop runs
-            floor = None if steps else PERIODIC if epochs else None if self._loops[-1] else outside
+            outside, _loops, steps, epochs, trained = self._frames[-1]
+            # in another loop of such a function: set-up before the first training loop; after it
+            # (an evaluation pass), as often as that loop runs
+            floor = None if steps else PERIODIC if epochs else None if self._loops[-1] and trained else outside
             if floor is not None:
                 cls = combine(floor, cls)
         return cls
@@ -335,9 +340,9 @@ class FrequencyTracker:
         whose body holds a training loop runs its other code once per call (``SETUP``), and an
         epoch loop's own code periodically; a cached function runs once throughout."""
         if cached:
-            self._frames.append([ONCE, {}, 0, 0])
+            self._frames.append([ONCE, {}, 0, 0, False])
         else:
-            self._frames.append([SETUP if loops else None, loops, 0, 0])
+            self._frames.append([SETUP if loops else None, loops, 0, 0, False])
         self._loops.append([])
 
     def leave_frame(self) -> None:
@@ -351,6 +356,8 @@ class FrequencyTracker:
             step = frame[1].get(id(node))
             if step is not None:
                 frame[2 if step else 3] += by
+                if by < 0:
+                    frame[4] = True  # a training loop has run: later loops are not set-up
 
     def enter_loop(self, node: cst.CSTNode) -> None:
         self._loops[-1].append(node)

@@ -40,8 +40,8 @@ class FileSummary:
     # method names called on any receiver: key -> names called outside every loop of a function
     # holding a training loop (set-up); key -> every other name a function calls
     setup_methods: Dict[str, Set[str]] = field(default_factory=dict)
-    other_methods: Dict[str, Set[str]] = field(default_factory=dict)  # called in a loop (or a step loop)
-    plain_methods: Dict[str, Set[str]] = field(default_factory=dict)  # outside loops, no training loop there
+    other_methods: Dict[str, Set[str]] = field(default_factory=dict)  # in a step loop, or a loop after it
+    plain_methods: Dict[str, Set[str]] = field(default_factory=dict)  # in a function with no training loop
     # the same, called in an epoch loop outside its step loop: once per epoch (periodic)
     epoch_calls: Dict[str, Set[str]] = field(default_factory=dict)
     epoch_methods: Dict[str, Set[str]] = field(default_factory=dict)
@@ -50,8 +50,8 @@ class FileSummary:
 _BUILTIN_METHODS = frozenset(n for t in (list, dict, set, str, bytes, tuple) for n in dir(t))
 
 
-# A by-name call in straight-line code of a function whose frequency is unknown: it may not even
-# reach this method (any class's method of that name matches); it does not rule "once" out.
+# A by-name call (in a loop or not) in a function whose frequency is unknown: it may not even reach
+# this method (any class's method of that name matches); it does not rule "once" out.
 WEAK = "weak"
 
 
@@ -61,24 +61,30 @@ def _named(names) -> Set[str]:
 
 
 def _split_calls(s: FileSummary, key: str, f) -> Set[str]:
-    """Calls of a function holding a training loop: outside every loop (set-up), in an epoch loop
-    outside its step loop (per epoch), in any other loop (as often as that loop runs). Returns the
-    callees called only per epoch."""
+    """Calls of a function holding a training loop: outside every loop, or in a loop before the
+    first training loop (set-up), in an epoch loop outside its step loop, or in another loop
+    inside it (per epoch), in any other loop (as often as that loop runs). Returns the callees
+    called only in an epoch loop's own code (no hot roots)."""
     loops = training_loops(f.node, f.hot_loops)
     setup, epoch, other = (set(), set()), (set(), set()), set()
     stepped: Set[str] = set()
+    looped: Set[str] = set()
+    trained = False  # call_loops is in source order: a training loop has been seen
     for callee, name, around in f.call_loops:
         kinds = [loops.get(lp) for lp in around]
         if True in kinds:  # in a step loop: every step (resolved calls are hot through the loop's calls)
+            trained = True
             if name is not None:
                 other.add(name)
             if callee is not None:
                 stepped.add(callee)
             continue
-        if not around:
+        if not around or not trained and False not in kinds:
             target = setup
-        elif kinds and all(k is False for k in kinds):
+        elif False in kinds:  # in an epoch loop, or in another loop inside one
             target = epoch
+            if callee is not None and None in kinds:
+                looped.add(callee)  # an inner loop's callee stays a hot root, as before
         else:
             if name is not None:
                 other.add(name)
@@ -91,7 +97,7 @@ def _split_calls(s: FileSummary, key: str, f) -> Set[str]:
                           (s.epoch_methods, _named(epoch[1])), (s.other_methods, _named(other))):
         if values:
             table[key] = values
-    return epoch[0] - stepped
+    return epoch[0] - stepped - looped
 
 
 def summarise(index: FileIndex) -> FileSummary:
@@ -103,11 +109,11 @@ def summarise(index: FileIndex) -> FileSummary:
         epoch_only = _split_calls(s, key, f) if f.hot_loops else set()
         s.loop_calls.update(f.hot_calls - epoch_only)
         if not f.hot_loops:
-            plain, looped = _named(f.method_names), _named(f.looped_method_names)
+            # by name, from a function whose frequency is unknown, in a loop or not: it may not
+            # even reach the method of that name; it does not rule "once" out (WEAK)
+            plain = _named(f.method_names | f.looped_method_names)
             if plain:
                 s.plain_methods[key] = plain
-            if looped:
-                s.other_methods[key] = looped
         if f.is_method and (f.name == "forward" or (f.name == "__call__" and f.cls.is_module)):
             s.roots.add(key)
         if f.name in STEP_HOOKS:
@@ -178,11 +184,19 @@ class CallGraph:
         self._once: Optional[Dict[str, str]] = None
 
     @classmethod
-    def from_hot(cls, hot: Iterable[str]) -> "CallGraph":
-        """A graph that only answers ``is_hot``, from a hot set a whole run worked out."""
+    def from_hot(cls, hot: Iterable[str], once: Optional[Dict[str, str]] = None) -> "CallGraph":
+        """A graph that only answers ``is_hot`` and ``runs_once``, from what a whole run worked out
+        (``hot()``, ``once_map()``)."""
         graph = cls(())
         graph._hot = set(hot)
+        graph._once = dict(once or {})
         return graph
+
+    def once_map(self) -> Dict[str, str]:
+        """Every function ``runs_once`` answers for: key -> ``once`` / ``periodic``."""
+        if self._once is None:
+            self._once = self._find_once()
+        return self._once
 
     def resolve(self, key: str, depth: int = 0) -> Optional[str]:
         if key in self.functions:
@@ -245,13 +259,24 @@ class CallGraph:
             self._once = self._find_once()
         return self._once.get(key)
 
+    def _attr_resolved(self, caller: str) -> Set[str]:
+        """Method names ``caller`` calls on an attribute whose class the graph knows
+        (``@attr:`` callees that resolve)."""
+        out = set()
+        for c in self.functions.get(caller, ()):
+            if c.startswith("@attr:") and self.resolve(c) is not None:
+                out.add(c.rsplit(":", 1)[1])
+        return out
+
     def _find_once(self) -> Dict[str, str]:
         """Fixpoint over the call graph. Edges: resolved calls, and calls of a method by its name
         on a receiver of unknown class (``self.scheduler.set_timesteps(...)``, ``s.set_timesteps``)
         to every project method of that name. A function runs once when some caller calls it from
         set-up code, from a set-up method (``__init__``...) or runs once itself, and every other
-        caller does too, or (by name only) calls it in straight-line code of a function not known
-        to run every step; periodically when one of those is an epoch loop's call."""
+        caller does too, or (by name only) calls it from a function with no training loop that is
+        not known to run every step; periodically when one of those is an epoch loop's call (for a
+        caller by name only: when no caller calls it once). A by-name call on an attribute whose
+        class is known is that class's method only."""
         hot = self.hot()
         callers: Dict[str, List[tuple]] = {}  # callee -> [(caller, ONCE / PERIODIC / None)]
         for caller, callees in self.functions.items():
@@ -269,6 +294,9 @@ class CallGraph:
         for table, kind in ((self.setup_methods, ONCE), (self.epoch_methods, PERIODIC), (self.other_methods, None),
                             (self.plain_methods, WEAK)):
             for caller, names in table.items():
+                # `self.sched.set_timesteps()` with the attribute's class known: that class's method
+                # is the callee (a resolved edge), not every method of the name
+                names = names - self._attr_resolved(caller)
                 for n in names & by_name.keys():
                     name_callers.setdefault(n, []).append((caller, kind if caller not in hot else None))
 
@@ -295,11 +323,15 @@ class CallGraph:
             for g in sorted(todo - once.keys()):
                 if g in hot or cold(g):
                     continue
-                edges = callers.get(g, []) + name_callers.get(self.names.get(g, ""), [])
+                resolved = callers.get(g, [])
+                edges = resolved + name_callers.get(self.names.get(g, ""), [])
                 kinds = [(kind if kind != WEAK else None) or once.get(caller) or (ONCE if cold(caller) else None)
                          or (WEAK if kind == WEAK else None) for caller, kind in edges]
                 if all(kinds) and (ONCE in kinds or PERIODIC in kinds):
-                    once[g] = PERIODIC if PERIODIC in kinds else ONCE
+                    # a caller by name only may not reach this method: its per-epoch call makes the
+                    # method periodic only when no caller calls it once
+                    periodic = PERIODIC in kinds[:len(resolved)] or ONCE not in kinds
+                    once[g] = PERIODIC if periodic else ONCE
                     changed = True
                     todo.update(r for r in (self.resolve(c) for c in self.functions.get(g, ())) if r is not None)
                     for n in self.other_methods.get(g, set()) | self.plain_methods.get(g, set()):
