@@ -445,3 +445,31 @@ def test_calls_by_method_name_only_weigh_what_they_may_reach():
         return x
     ''')
 
+
+def test_frequency_labels_in_fixture_projects():
+    """A line of a fixture project (tests/projects/) that ends in ``frequency: <class>`` has that
+    label with --include-cold: callers in other files decide it."""
+    import re
+    from pathlib import Path
+
+    from torchsync_lint import lint_paths
+
+    marker = re.compile(r"frequency:\s*(every-step|periodic|once|error-path)\s*$")
+    projects = Path(__file__).parent / "projects"
+    checked = 0
+    for root in sorted(p for p in projects.iterdir() if p.is_dir()):
+        want = {}
+        for path in root.rglob("*.py"):
+            for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                m = marker.search(line)
+                if m:
+                    want[(str(path.resolve()), i)] = m.group(1)
+        if not want:
+            continue
+        got = {}
+        for f in lint_paths([str(root)], Config(hot_tests=True, include_cold=True), jobs=1).findings:
+            got.setdefault((str(Path(f.path).resolve()), f.line), set()).add(f.frequency)
+        for where, freq in want.items():
+            assert got.get(where) == {freq}, (where, got.get(where), freq)
+            checked += 1
+    assert checked
