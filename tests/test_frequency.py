@@ -473,3 +473,25 @@ def test_frequency_labels_in_fixture_projects():
             assert got.get(where) == {freq}, (where, got.get(where), freq)
             checked += 1
     assert checked
+
+
+def test_a_branch_that_prints_and_repairs_what_its_test_found_is_an_error_path():
+    """``if v.item() > 1: print(...); v = one``: taken only when the value is out of range. A
+    branch that prints without repairing (verbosity) or repairs without printing keeps its label."""
+    _check('''
+    import torch
+
+
+    class Loss(torch.nn.Module):
+        def forward(self, x, verbose: bool):
+            v = x.mean()
+            if v.item() > 1.0:                          # every-step
+                print(f"out of range {v.item()}")       # error-path
+                v = torch.ones(())
+            if verbose:
+                print(f"loss {v.item()}")               # every-step
+            if v.item() < 0.0:                          # every-step
+                v = x.abs().mean()
+                x.min().item()                          # every-step
+            return v
+    ''')

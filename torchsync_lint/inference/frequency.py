@@ -7,7 +7,9 @@ the class of the innermost such block (the branch's test itself still runs every
 default report shows the every-step ones.
 
 Classes, most specific wins: ``error-path`` (``except`` handlers, branches ending in ``raise``,
-branches that warn (``warnings.warn``, ``logger.warning``/``error``), ``assert`` messages), ``once`` (first-call caching: ``if X is None:`` that assigns X,
+branches that warn (``warnings.warn``, ``logger.warning``/``error``), branches that print and
+repair the value their test found out of range (``if v.item() > 1: print(...); v = one``),
+``assert`` messages), ``once`` (first-call caching: ``if X is None:`` that assigns X,
 ``if not hasattr(obj, "a"):``, ``if k not in cache:`` that stores ``cache[k]``; first-iteration
 flags: ``if first:`` whose branch or enclosing loop sets ``first = False``, ``if not done:`` that
 sets it True, ``if i == 0:`` on a loop's counter; the body of a ``functools.cache``/``lru_cache``/
@@ -256,6 +258,56 @@ def _warns(body: cst.BaseSuite) -> bool:
     return False
 
 
+def _names_read(test: cst.BaseExpression) -> set:
+    """Dotted names a branch test reads (``ssim.item() > 1.0`` reads ``ssim``)."""
+    out, stack = set(), [test]
+    while stack:
+        n = stack.pop()
+        name = dotted(n) if isinstance(n, (cst.Name, cst.Attribute)) else None
+        if name is not None:
+            parts = name.split(".")
+            out.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))  # `v.item` reads `v`
+            continue
+        if not isinstance(n, cst.Lambda):
+            stack.extend(iter_children(n))
+    return out
+
+
+_ORDER = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
+
+
+def _bounds_check(test: cst.BaseExpression) -> bool:
+    """The test compares a value with a bound (``<``, ``>``, ``<=``, ``>=``)."""
+    stack = [test]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Comparison) and any(isinstance(c.operator, _ORDER) for c in n.comparisons):
+            return True
+        if isinstance(n, (cst.BooleanOperation, cst.UnaryOperation)):
+            stack.extend(iter_children(n))
+    return False
+
+
+def _reports_and_repairs(test: cst.BaseExpression, body: cst.BaseSuite) -> bool:
+    """``if loss.item() > 1.0: print("out of range, clamping"); loss = one``: the test checks a
+    bound, one of the block's own statements prints, and the block assigns a name the test reads:
+    a branch that reports and repairs a bad value, taken only when something is off."""
+    stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
+    smalls = [sm for st in stmts for sm in (st.body if isinstance(st, cst.SimpleStatementLine) else
+                                            [st] if isinstance(st, cst.BaseSmallStatement) else [])]
+    prints = any(isinstance(sm, cst.Expr) and isinstance(sm.value, cst.Call) and isinstance(sm.value.func, cst.Name)
+                 and sm.value.func.value == "print" for sm in smalls)
+    if not prints or not _bounds_check(test):
+        return False
+    read = _names_read(test)
+    for sm in smalls:
+        targets = [t.target for t in sm.targets] if isinstance(sm, cst.Assign) else [sm.target] if isinstance(
+            sm, (cst.AnnAssign, cst.AugAssign)) else []
+        if any(dotted(t) in read for t in targets):
+            return True
+    return False
+
+
 def _ends_in_raise(body: cst.BaseSuite) -> bool:
     stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
     if not stmts:
@@ -282,7 +334,7 @@ class FrequencyTracker:
 
     def enter_if(self, node: cst.If) -> None:
         cls = None
-        if _ends_in_raise(node.body) or _warns(node.body):
+        if _ends_in_raise(node.body) or _warns(node.body) or _reports_and_repairs(node.test, node.body):
             cls = ERROR_PATH
         elif _first_call_cache(node.test, node.body) or _first_iteration(
                 node.test, node.body, self._loops[-1], self._frames[-1][1] if self._frames else {}):
