@@ -495,3 +495,39 @@ def test_a_branch_that_prints_and_repairs_what_its_test_found_is_an_error_path()
                 x.min().item()                          # every-step
             return v
     ''')
+
+
+def test_an_export_entry_point_that_writes_a_file_runs_once():
+    """A function that writes a file and that nothing in the project calls exports or reports a
+    result: once, with what it calls. Called from a step, or appending to a log, it keeps
+    every-step."""
+    _check('''
+    import torch
+
+
+    def _vertices(mesh):
+        return mesh.verts.cpu().numpy()                     # once
+
+
+    def export_mesh(mesh, path):
+        coords = _vertices(mesh)
+        faces = mesh.faces.cpu().numpy()                    # once
+        with open(path, "wb") as fh:
+            fh.write(coords.tobytes() + faces.tobytes())
+
+
+    def dump_state(x, path):
+        with open(path, mode="w") as fh:
+            fh.write(str(x.sum().item()))                   # every-step
+
+
+    def log_metrics(x, path):
+        with open(path, "a") as fh:
+            fh.write(str(x.mean().item()))                  # every-step
+
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            dump_state(x, "state.txt")
+            return x
+    ''')

@@ -10,7 +10,9 @@ Functions that run once (``runs_once``): those called from the set-up code of a 
 training loop (before or after the loop: building, evaluating, plotting, reporting) or from a
 set-up method (``__init__``...), when every caller the project knows calls them from such code,
 from another function that runs once, or from a set-up method, and nothing hot reaches them. A
-method called on a receiver of unknown class counts every call of its name as a caller.
+method called on a receiver of unknown class counts every call of its name as a caller. An export
+or report entry point (a function that writes a file, ``open(path, "w")``, and that nothing in the
+project calls) runs once, with what it calls.
 """
 
 from __future__ import annotations
@@ -18,9 +20,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Set
 
+import libcst as cst
+
 from torchsync_lint.inference import torch_facts
 from torchsync_lint.inference.frequency import ONCE, PERIODIC, training_loops
 from torchsync_lint.inference.index import COLD_METHODS, STEP_HOOKS, FileIndex, names_function
+from torchsync_lint.syntax.walk import iter_children
 
 
 @dataclass
@@ -45,6 +50,8 @@ class FileSummary:
     # the same, called in an epoch loop outside its step loop: once per epoch (periodic)
     epoch_calls: Dict[str, Set[str]] = field(default_factory=dict)
     epoch_methods: Dict[str, Set[str]] = field(default_factory=dict)
+    # functions that open a file for writing (``open(path, "w")``): exports and reports
+    writes: Set[str] = field(default_factory=set)
 
 
 _BUILTIN_METHODS = frozenset(n for t in (list, dict, set, str, bytes, tuple) for n in dir(t))
@@ -100,6 +107,27 @@ def _split_calls(s: FileSummary, key: str, f) -> Set[str]:
     return epoch[0] - stepped - looped
 
 
+_WRITE_MODES = frozenset("wx")
+
+
+def _opens_for_writing(node: cst.CSTNode) -> bool:
+    """The function (not a nested one) calls the builtin ``open`` with a mode that creates or
+    overwrites a file (``"w"``, ``"wb"``, ``"x"``; not ``"a"``, which logs add to)."""
+    stack: List[cst.CSTNode] = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "open":
+            mode = None
+            for i, a in enumerate(n.args):
+                if (a.keyword is not None and a.keyword.value == "mode") or (a.keyword is None and i == 1):
+                    mode = a.value
+            if isinstance(mode, cst.SimpleString) and _WRITE_MODES & set(mode.evaluated_value):
+                return True
+        if n is node or not isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            stack.extend(iter_children(n))
+    return False
+
+
 def summarise(index: FileIndex) -> FileSummary:
     s = FileSummary(index.module_name, aliases=dict(index.aliases.map))
     for key, f in index.functions.items():
@@ -119,6 +147,8 @@ def summarise(index: FileIndex) -> FileSummary:
         if f.name in STEP_HOOKS:
             s.roots.add(key)
     s.loop_calls.update(index.module_hot_calls)
+    opener = index.module_name + ".open"
+    s.writes.update(key for key, f in index.functions.items() if opener in f.calls and _opens_for_writing(f.node))
     for cls in index.classes.values():
         bases = []
         for b in cls.bases:
@@ -152,6 +182,7 @@ class CallGraph:
         self.plain_methods: Dict[str, Set[str]] = {}
         self.epoch_calls: Dict[str, Set[str]] = {}
         self.epoch_methods: Dict[str, Set[str]] = {}
+        self.writes: Set[str] = set()
         self.names: Dict[str, str] = {}
         hot_names = set(hot_names)
         loop_calls: Set[str] = set()
@@ -168,6 +199,7 @@ class CallGraph:
             self.plain_methods.update(s.plain_methods)
             self.epoch_calls.update(s.epoch_calls)
             self.epoch_methods.update(s.epoch_methods)
+            self.writes.update(s.writes)
             self.names.update(s.names)
             for key, name in s.names.items():
                 if names_function(key, name, hot_names):
@@ -317,6 +349,13 @@ class CallGraph:
             if cold(key) and key not in hot:  # what set-up methods call
                 todo.update(r for r in (self.resolve(c) for c in callees) if r is not None)
         once: Dict[str, str] = {}
+        # an export or report entry point: a function that writes a file and that nothing in the
+        # project calls (by name or resolved) runs when a user saves a result, not every step
+        for key in self.writes:
+            if key in self.functions and key not in hot and not callers.get(key) and not cold(key) and (
+                    self.names.get(key, "").startswith("__") or not name_callers.get(self.names.get(key, ""))):
+                once[key] = ONCE
+                todo.update(r for r in (self.resolve(c) for c in self.functions.get(key, ())) if r is not None)
         changed = True
         while changed:
             changed = False
