@@ -531,3 +531,35 @@ def test_an_export_entry_point_that_writes_a_file_runs_once():
             dump_state(x, "state.txt")
             return x
     ''')
+
+
+def test_first_batches_of_a_step_hook_are_periodic_and_first_steps_of_a_loop_once():
+    """``if batch_idx < 10 and ...:`` in a step hook runs on the first batches of every epoch
+    (periodic); ``if i < 3:`` on a training loop's counter runs on its first steps (once). A bound
+    on another name, or an ``or``, keeps the label."""
+    _check('''
+    import torch
+
+
+    class Task(torch.nn.Module):
+        def validation_step(self, batch, batch_idx):
+            y = self(batch)
+            if batch_idx < 10 and self.logger:
+                y.cpu().numpy()                     # periodic
+            if batch_idx == 0:
+                y.max().item()                      # periodic
+            if batch_idx < 10 or self.verbose:
+                y.min().item()                      # every-step
+            if y.shape[0] < 10:
+                y.mean().item()                     # every-step
+            return y
+
+
+    def train(model, loader, opt):
+        for i, x in enumerate(loader):
+            loss = model(x).sum()
+            if i < 3:
+                print(loss.item())                  # once
+            loss.backward()
+            opt.step()
+    ''')
