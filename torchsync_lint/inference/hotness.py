@@ -12,7 +12,8 @@ set-up method (``__init__``...), when every caller the project knows calls them 
 from another function that runs once, or from a set-up method, and nothing hot reaches them. A
 method called on a receiver of unknown class counts every call of its name as a caller. An export
 or report entry point (a function that writes a file, ``open(path, "w")``, and that nothing in the
-project calls) runs once, with what it calls.
+project calls; not a special method such as ``__call__``, whose calls name no function) runs once,
+with what it calls.
 """
 
 from __future__ import annotations
@@ -351,9 +352,11 @@ class CallGraph:
         once: Dict[str, str] = {}
         # an export or report entry point: a function that writes a file and that nothing in the
         # project calls (by name or resolved) runs when a user saves a result, not every step
+        # (not a special method: `evaluator(model)` calls `__call__` where no call names it)
         for key in self.writes:
-            if key in self.functions and key not in hot and not callers.get(key) and not cold(key) and (
-                    self.names.get(key, "").startswith("__") or not name_callers.get(self.names.get(key, ""))):
+            name = self.names.get(key, "")
+            if (key in self.functions and key not in hot and not callers.get(key) and not cold(key)
+                    and not name.startswith("__") and not name_callers.get(name)):
                 once[key] = ONCE
                 todo.update(r for r in (self.resolve(c) for c in self.functions.get(key, ())) if r is not None)
         changed = True
