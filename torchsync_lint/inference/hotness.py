@@ -10,7 +10,10 @@ Functions that run once (``runs_once``): those called from the set-up code of a 
 training loop (before or after the loop: building, evaluating, plotting, reporting) or from a
 set-up method (``__init__``...), when every caller the project knows calls them from such code,
 from another function that runs once, or from a set-up method, and nothing hot reaches them. A
-method called on a receiver of unknown class counts every call of its name as a caller.
+method called on a receiver of unknown class counts every call of its name as a caller. An export
+or report entry point (a function that writes a file, ``open(path, "w")``, and that nothing in the
+project calls; not a special method such as ``__call__``, whose calls name no function) runs once,
+with what it calls.
 """
 
 from __future__ import annotations
@@ -18,9 +21,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Set
 
+import libcst as cst
+
 from torchsync_lint.inference import torch_facts
 from torchsync_lint.inference.frequency import ONCE, PERIODIC, training_loops
 from torchsync_lint.inference.index import COLD_METHODS, STEP_HOOKS, FileIndex, names_function
+from torchsync_lint.syntax.walk import iter_children
 
 
 @dataclass
@@ -40,18 +46,20 @@ class FileSummary:
     # method names called on any receiver: key -> names called outside every loop of a function
     # holding a training loop (set-up); key -> every other name a function calls
     setup_methods: Dict[str, Set[str]] = field(default_factory=dict)
-    other_methods: Dict[str, Set[str]] = field(default_factory=dict)  # called in a loop (or a step loop)
-    plain_methods: Dict[str, Set[str]] = field(default_factory=dict)  # outside loops, no training loop there
+    other_methods: Dict[str, Set[str]] = field(default_factory=dict)  # in a step loop, or a loop after it
+    plain_methods: Dict[str, Set[str]] = field(default_factory=dict)  # in a function with no training loop
     # the same, called in an epoch loop outside its step loop: once per epoch (periodic)
     epoch_calls: Dict[str, Set[str]] = field(default_factory=dict)
     epoch_methods: Dict[str, Set[str]] = field(default_factory=dict)
+    # functions that open a file for writing (``open(path, "w")``): exports and reports
+    writes: Set[str] = field(default_factory=set)
 
 
 _BUILTIN_METHODS = frozenset(n for t in (list, dict, set, str, bytes, tuple) for n in dir(t))
 
 
-# A by-name call in straight-line code of a function whose frequency is unknown: it may not even
-# reach this method (any class's method of that name matches); it does not rule "once" out.
+# A by-name call (in a loop or not) in a function whose frequency is unknown: it may not even reach
+# this method (any class's method of that name matches); it does not rule "once" out.
 WEAK = "weak"
 
 
@@ -61,24 +69,30 @@ def _named(names) -> Set[str]:
 
 
 def _split_calls(s: FileSummary, key: str, f) -> Set[str]:
-    """Calls of a function holding a training loop: outside every loop (set-up), in an epoch loop
-    outside its step loop (per epoch), in any other loop (as often as that loop runs). Returns the
-    callees called only per epoch."""
+    """Calls of a function holding a training loop: outside every loop, or in a loop before the
+    first training loop (set-up), in an epoch loop outside its step loop, or in another loop
+    inside it (per epoch), in any other loop (as often as that loop runs). Returns the callees
+    called only in an epoch loop's own code (no hot roots)."""
     loops = training_loops(f.node, f.hot_loops)
     setup, epoch, other = (set(), set()), (set(), set()), set()
     stepped: Set[str] = set()
+    looped: Set[str] = set()
+    trained = False  # call_loops is in source order: a training loop has been seen
     for callee, name, around in f.call_loops:
         kinds = [loops.get(lp) for lp in around]
         if True in kinds:  # in a step loop: every step (resolved calls are hot through the loop's calls)
+            trained = True
             if name is not None:
                 other.add(name)
             if callee is not None:
                 stepped.add(callee)
             continue
-        if not around:
+        if not around or not trained and False not in kinds:
             target = setup
-        elif kinds and all(k is False for k in kinds):
+        elif False in kinds:  # in an epoch loop, or in another loop inside one
             target = epoch
+            if callee is not None and None in kinds:
+                looped.add(callee)  # an inner loop's callee stays a hot root, as before
         else:
             if name is not None:
                 other.add(name)
@@ -91,7 +105,28 @@ def _split_calls(s: FileSummary, key: str, f) -> Set[str]:
                           (s.epoch_methods, _named(epoch[1])), (s.other_methods, _named(other))):
         if values:
             table[key] = values
-    return epoch[0] - stepped
+    return epoch[0] - stepped - looped
+
+
+_WRITE_MODES = frozenset("wx")
+
+
+def _opens_for_writing(node: cst.CSTNode) -> bool:
+    """The function (not a nested one) calls the builtin ``open`` with a mode that creates or
+    overwrites a file (``"w"``, ``"wb"``, ``"x"``; not ``"a"``, which logs add to)."""
+    stack: List[cst.CSTNode] = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "open":
+            mode = None
+            for i, a in enumerate(n.args):
+                if (a.keyword is not None and a.keyword.value == "mode") or (a.keyword is None and i == 1):
+                    mode = a.value
+            if isinstance(mode, cst.SimpleString) and _WRITE_MODES & set(mode.evaluated_value):
+                return True
+        if n is node or not isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            stack.extend(iter_children(n))
+    return False
 
 
 def summarise(index: FileIndex) -> FileSummary:
@@ -103,16 +138,18 @@ def summarise(index: FileIndex) -> FileSummary:
         epoch_only = _split_calls(s, key, f) if f.hot_loops else set()
         s.loop_calls.update(f.hot_calls - epoch_only)
         if not f.hot_loops:
-            plain, looped = _named(f.method_names), _named(f.looped_method_names)
+            # by name, from a function whose frequency is unknown, in a loop or not: it may not
+            # even reach the method of that name; it does not rule "once" out (WEAK)
+            plain = _named(f.method_names | f.looped_method_names)
             if plain:
                 s.plain_methods[key] = plain
-            if looped:
-                s.other_methods[key] = looped
         if f.is_method and (f.name == "forward" or (f.name == "__call__" and f.cls.is_module)):
             s.roots.add(key)
         if f.name in STEP_HOOKS:
             s.roots.add(key)
     s.loop_calls.update(index.module_hot_calls)
+    opener = index.module_name + ".open"
+    s.writes.update(key for key, f in index.functions.items() if opener in f.calls and _opens_for_writing(f.node))
     for cls in index.classes.values():
         bases = []
         for b in cls.bases:
@@ -146,6 +183,7 @@ class CallGraph:
         self.plain_methods: Dict[str, Set[str]] = {}
         self.epoch_calls: Dict[str, Set[str]] = {}
         self.epoch_methods: Dict[str, Set[str]] = {}
+        self.writes: Set[str] = set()
         self.names: Dict[str, str] = {}
         hot_names = set(hot_names)
         loop_calls: Set[str] = set()
@@ -162,6 +200,7 @@ class CallGraph:
             self.plain_methods.update(s.plain_methods)
             self.epoch_calls.update(s.epoch_calls)
             self.epoch_methods.update(s.epoch_methods)
+            self.writes.update(s.writes)
             self.names.update(s.names)
             for key, name in s.names.items():
                 if names_function(key, name, hot_names):
@@ -178,11 +217,19 @@ class CallGraph:
         self._once: Optional[Dict[str, str]] = None
 
     @classmethod
-    def from_hot(cls, hot: Iterable[str]) -> "CallGraph":
-        """A graph that only answers ``is_hot``, from a hot set a whole run worked out."""
+    def from_hot(cls, hot: Iterable[str], once: Optional[Dict[str, str]] = None) -> "CallGraph":
+        """A graph that only answers ``is_hot`` and ``runs_once``, from what a whole run worked out
+        (``hot()``, ``once_map()``)."""
         graph = cls(())
         graph._hot = set(hot)
+        graph._once = dict(once or {})
         return graph
+
+    def once_map(self) -> Dict[str, str]:
+        """Every function ``runs_once`` answers for: key -> ``once`` / ``periodic``."""
+        if self._once is None:
+            self._once = self._find_once()
+        return self._once
 
     def resolve(self, key: str, depth: int = 0) -> Optional[str]:
         if key in self.functions:
@@ -245,13 +292,24 @@ class CallGraph:
             self._once = self._find_once()
         return self._once.get(key)
 
+    def _attr_resolved(self, caller: str) -> Set[str]:
+        """Method names ``caller`` calls on an attribute whose class the graph knows
+        (``@attr:`` callees that resolve)."""
+        out = set()
+        for c in self.functions.get(caller, ()):
+            if c.startswith("@attr:") and self.resolve(c) is not None:
+                out.add(c.rsplit(":", 1)[1])
+        return out
+
     def _find_once(self) -> Dict[str, str]:
         """Fixpoint over the call graph. Edges: resolved calls, and calls of a method by its name
         on a receiver of unknown class (``self.scheduler.set_timesteps(...)``, ``s.set_timesteps``)
         to every project method of that name. A function runs once when some caller calls it from
         set-up code, from a set-up method (``__init__``...) or runs once itself, and every other
-        caller does too, or (by name only) calls it in straight-line code of a function not known
-        to run every step; periodically when one of those is an epoch loop's call."""
+        caller does too, or (by name only) calls it from a function with no training loop that is
+        not known to run every step; periodically when one of those is an epoch loop's call (for a
+        caller by name only: when no caller calls it once). A by-name call on an attribute whose
+        class is known is that class's method only."""
         hot = self.hot()
         callers: Dict[str, List[tuple]] = {}  # callee -> [(caller, ONCE / PERIODIC / None)]
         for caller, callees in self.functions.items():
@@ -269,6 +327,9 @@ class CallGraph:
         for table, kind in ((self.setup_methods, ONCE), (self.epoch_methods, PERIODIC), (self.other_methods, None),
                             (self.plain_methods, WEAK)):
             for caller, names in table.items():
+                # `self.sched.set_timesteps()` with the attribute's class known: that class's method
+                # is the callee (a resolved edge), not every method of the name
+                names = names - self._attr_resolved(caller)
                 for n in names & by_name.keys():
                     name_callers.setdefault(n, []).append((caller, kind if caller not in hot else None))
 
@@ -289,17 +350,30 @@ class CallGraph:
             if cold(key) and key not in hot:  # what set-up methods call
                 todo.update(r for r in (self.resolve(c) for c in callees) if r is not None)
         once: Dict[str, str] = {}
+        # an export or report entry point: a function that writes a file and that nothing in the
+        # project calls (by name or resolved) runs when a user saves a result, not every step
+        # (not a special method: `evaluator(model)` calls `__call__` where no call names it)
+        for key in self.writes:
+            name = self.names.get(key, "")
+            if (key in self.functions and key not in hot and not callers.get(key) and not cold(key)
+                    and not name.startswith("__") and not name_callers.get(name)):
+                once[key] = ONCE
+                todo.update(r for r in (self.resolve(c) for c in self.functions.get(key, ())) if r is not None)
         changed = True
         while changed:
             changed = False
             for g in sorted(todo - once.keys()):
                 if g in hot or cold(g):
                     continue
-                edges = callers.get(g, []) + name_callers.get(self.names.get(g, ""), [])
+                resolved = callers.get(g, [])
+                edges = resolved + name_callers.get(self.names.get(g, ""), [])
                 kinds = [(kind if kind != WEAK else None) or once.get(caller) or (ONCE if cold(caller) else None)
                          or (WEAK if kind == WEAK else None) for caller, kind in edges]
                 if all(kinds) and (ONCE in kinds or PERIODIC in kinds):
-                    once[g] = PERIODIC if PERIODIC in kinds else ONCE
+                    # a caller by name only may not reach this method: its per-epoch call makes the
+                    # method periodic only when no caller calls it once
+                    periodic = PERIODIC in kinds[:len(resolved)] or ONCE not in kinds
+                    once[g] = PERIODIC if periodic else ONCE
                     changed = True
                     todo.update(r for r in (self.resolve(c) for c in self.functions.get(g, ())) if r is not None)
                     for n in self.other_methods.get(g, set()) | self.plain_methods.get(g, set()):

@@ -181,6 +181,7 @@ def summary_to_data(s: FileSummary) -> dict:
         "plain_methods": {k: sorted(v) for k, v in s.plain_methods.items()},
         "epoch_calls": {k: sorted(v) for k, v in s.epoch_calls.items()},
         "epoch_methods": {k: sorted(v) for k, v in s.epoch_methods.items()},
+        "writes": sorted(s.writes),
     }
 
 
@@ -200,4 +201,5 @@ def summary_from_data(d: dict) -> FileSummary:
         plain_methods={k: set(v) for k, v in d.get("plain_methods", {}).items()},
         epoch_calls={k: set(v) for k, v in d.get("epoch_calls", {}).items()},
         epoch_methods={k: set(v) for k, v in d.get("epoch_methods", {}).items()},
+        writes=set(d.get("writes", ())),
     )

@@ -217,7 +217,7 @@ class OnDemand:
         others = {p: s for p, s in self._new_summaries.items() if p != full}
         moved = {p for p, s in others.items() if summary_digest(s) != index.files[p][6]}
         if entry is not None and summary_digest(mine) == entry[6] and not moved:
-            return CallGraph.from_hot(index.hot)
+            return CallGraph.from_hot(index.hot, index.once)
         stored = index.summaries()
         stored.update(others)
         stored[full] = mine

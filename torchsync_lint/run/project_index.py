@@ -11,6 +11,8 @@ it; ``write`` keeps it in the cache folder, one JSON file per rule selection and
   (``inference.project.Project.calls_from`` over every interface), so a one-file check loads no
   interface to learn who calls it;
 - ``hot``: the hot functions of the whole run (``inference.hotness.CallGraph.hot``);
+- ``once``: the functions that run once or periodically (``CallGraph.once_map``), for the
+  frequency labels of a stored report;
 - ``sets_default_device``: some file moves torch's default device.
 - ``validation_off``: some file turns distribution argument validation off.
 
@@ -86,7 +88,7 @@ def file_digest(data: bytes) -> str:
 
 
 def write(reports: List[FileReport], options: Options, hot: Iterable[str], cache_dir: str,
-          interface_keys: Dict[str, str], touched: Iterable[str] = ()) -> bool:
+          interface_keys: Dict[str, str], touched: Iterable[str] = (), once: Optional[Dict[str, str]] = None) -> bool:
     """Keep what this run derived (see the module docstring); False when a larger run's index is
     kept instead. ``interface_keys``: path -> the cache key its interface was stored under
     (``project_pass.store_interfaces``); ``touched``: every cache key the run read or wrote,
@@ -126,6 +128,7 @@ def write(reports: List[FileReport], options: Options, hot: Iterable[str], cache
                                               "summaries": summaries}})
     write_json(index_file[:-5] + "-calls.json", {"key": ident, "data": {"calls": calls}})
     write_json(index_file, {"key": ident, "data": {"format": FORMAT, "files": files, "hot": sorted(hot),
+                                              "once": dict(sorted((once or {}).items())),
                                               "sets_default_device": project.sets_default_device,
                                               "validation_off": project.validation_off}})
     sel = selection_key(options)
@@ -142,6 +145,7 @@ class Index:
         self._calls: Optional[Dict[str, list]] = data.get("calls")
         self.calls_file = calls_file
         self.hot: List[str] = data["hot"]
+        self.once: Dict[str, str] = data.get("once", {})  # CallGraph.once_map of the run
         self.sets_default_device: bool = data["sets_default_device"]
         self.validation_off: bool = data.get("validation_off", False)
         self.graph_file = graph_file
