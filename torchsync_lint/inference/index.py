@@ -169,7 +169,6 @@ class FileIndex(cst.CSTVisitor):
         # device (`for x, y in loader: x = x.to(device) ... loss.backward()`): whatever their
         # type, they yield host batches
         self.batch_iters: Set[int] = set()
-        self._moved_loops: Set[int] = set()
         self._loop_moved: Dict[int, Set[str]] = {}  # open for loop -> names moved to a device in it
         self._for_targets: List[tuple] = []  # open for loops of this function: (node, names bound)
         # calls in a for loop that pass the loop's target: id(loop) -> [(callee key, position, keyword)];
@@ -310,9 +309,9 @@ class FileIndex(cst.CSTVisitor):
         names = target_names(node.target)
         moved_here = self._loop_moved.pop(id(node), set())
         comp = self._func_stack[-1].comp_sources if self._func_stack else {}
-        if any(comp.get(m) in names for m in moved_here):
-            self._moved_loops.add(id(node))  # `{k: v.to(d) for k, v in sample.items()}`
-        if id(node) in self._moved_loops and id(node) in self.hot_loops:
+        # the loop's items moved, or parts of them (`{k: v.to(d) for k, v in sample.items()}`)
+        moved = any(m in names or comp.get(m) in names for m in moved_here)
+        if moved and id(node) in self.hot_loops:
             it = node.iter
             self.batch_iters.add(id(it))
             while isinstance(it, cst.Call) and it.args and isinstance(it.func, cst.Name) and it.func.value in _WRAPPERS:
@@ -447,10 +446,8 @@ class FileIndex(cst.CSTVisitor):
             while isinstance(moved, (cst.Subscript, cst.Attribute)):
                 moved = moved.value  # batch["x"].to(d), batch.images.to(d)
             if isinstance(moved, cst.Name):
-                for loop, names in self._for_targets:
+                for loop, _names in self._for_targets:
                     self._loop_moved.setdefault(id(loop), set()).add(moved.value)
-                    if moved.value in names:
-                        self._moved_loops.add(id(loop))
         if isinstance(func, cst.Attribute) and func.attr.value in STEP_CALL_ATTRS and self._loop_stack:
             # loss.backward() / optimizer.step() / scaler.step(opt): the enclosing loops are steps
             for loop in self._loop_stack:

@@ -306,12 +306,6 @@ class Project:
         """One file's calls into the project, each with the key of the function it reaches
         (``obj.method(...)`` entries: the method of the class the receiver resolves to)."""
         out: List[Tuple[str, list, dict]] = []
-        if test_module((iface or {}).get("module", "")):
-            # a package's own tests show what its API takes, but they leave defaults out as its
-            # users need not (`Trainer(model)` with `device="cpu"`): marked, they do not make a
-            # default count (``has_callers``)
-            return [(key, args, dict(kwargs, **{TEST_CALL: True})) for key, args, kwargs in
-                    self.calls_from(dict(iface, module=""))]
         for entry in (iface or {}).get("calls", ()):
             if entry[0] == "@self":
                 _, cls_key, name, args, kwargs = entry
@@ -331,6 +325,11 @@ class Project:
                 self.find_method(loc[1], "__init__") if loc[0] == "class" else None)
             if key is not None:
                 out.append((key, args, kwargs))
+        if test_module((iface or {}).get("module", "")):
+            # a package's own tests show what its API takes, but they leave defaults out as its
+            # users need not (`Trainer(model)` with `device="cpu"`): marked, they do not make a
+            # default count (``has_callers``)
+            out = [(key, args, dict(kwargs, **{TEST_CALL: True})) for key, args, kwargs in out]
         return out
 
     def _dispatch(self, cls_key: str, name: str) -> List[str]:
