@@ -16,15 +16,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from typing import Dict, List, Optional, Set, Tuple
 
-from torchsync_lint.check.file import crashed, interface_only
+from torchsync_lint.check.file import crashed
 from torchsync_lint.check.report import FileReport, Options
-from torchsync_lint.check.source import decode, module_name_for
+from torchsync_lint.check.source import module_name_for
 from torchsync_lint.run import import_order, workers
-from torchsync_lint.run.cache import ReportCache
-from torchsync_lint.run.cache import key as cache_key
 from torchsync_lint.run.cached_check import cached_report, check_file
 from torchsync_lint.inference.project import Project
 from torchsync_lint.run.tracked_project import TrackedProject
@@ -42,68 +39,6 @@ from torchsync_lint.inference.values import (
     TUPLE,
     Value,
 )
-
-
-def _interface_key(data: bytes, path: str, module: str) -> str:
-    path = os.path.abspath(path)  # the CLI gets paths as typed, the flake8 plugin absolute ones
-    return cache_key(data, path, module, "interface")
-
-
-def interface_cache_get(path: str, module: str, cache_dir: str) -> Tuple[bool, Optional[dict]]:
-    """(found, interface) for a file whose bytes have not changed since it was cached; a file
-    with nothing to tell (empty, no definitions) is found with interface None."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return False, None
-    got = ReportCache(cache_dir).get(_interface_key(data, path, module))
-    return (True, got.get("interface")) if got is not None else (False, None)
-
-
-def interface_for_file(path: str, module: str, cache_dir: Optional[str]) -> Optional[dict]:
-    """Index one file for its interface only (no rules), and cache it."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-        source = decode(data, path)
-    except (OSError, ValueError):
-        return None
-    report = FileReport(path)
-    try:
-        interface_only(source, path, module, report)
-    except RecursionError:
-        return None
-    if report.interface is not None and cache_dir is not None:
-        ReportCache(cache_dir).put(_interface_key(data, path, module), {"interface": report.interface})
-    return report.interface
-
-
-def store_interfaces(reports: List[FileReport], cache_dir: str) -> Dict[str, str]:
-    """What the flake8 plugin reads for the files it does not see (``run.ondemand``); returns
-    path -> the key each interface is stored under (for ``project_index``)."""
-    store = ReportCache(cache_dir)
-    keys: Dict[str, str] = {}
-    for r in reports:
-        if r.error is not None:
-            continue
-        try:
-            with open(r.path, "rb") as fh:
-                data = fh.read()
-        except OSError:
-            continue
-        module = r.interface["module"] if r.interface is not None else module_name_for(r.path)[0]
-        k = _interface_key(data, r.path, module)
-        if store.get(k) != {"interface": r.interface}:
-            store.put(k, {"interface": r.interface})
-        keys[r.path] = k
-    return keys
-
-
-def interface_from_key(k: str, cache_dir: str) -> Tuple[bool, Optional[dict]]:
-    """(found, interface) stored under ``k`` (a key ``store_interfaces`` returned)."""
-    got = ReportCache(cache_dir).get(k)
-    return (True, got.get("interface")) if got is not None else (False, None)
 
 
 # -- the second pass: files that asked other files something they can answer ----------------------

@@ -1,7 +1,9 @@
-"""A file's report as plain data, for the cache (JSON: nothing in a cache folder is executed).
+"""A file's report as plain data, for the cache (JSON: nothing in a cache folder is executed), and
+the report read back from a cache entry (``from_cache``).
 
 Everything ``check.report.FileReport`` holds except the ``# noqa`` table, which is rebuilt from the
-source on a hit (it is cheap, and the source is read anyway to compute the key).
+source on a hit (it is cheap, and the source is read anyway to compute the key). Nothing here
+imports the parser or the rules: a run answered from the cache never loads them.
 """
 
 from __future__ import annotations
@@ -9,9 +11,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Dict, Optional
 
+from torchsync_lint.check.noqa import Suppressions
+from torchsync_lint.check.report import FileReport
+from torchsync_lint.check.source import decode
 from torchsync_lint.finding import FileError, Finding, Fix, Hoist
-from torchsync_lint.inference.interface import summary_from_data, summary_to_data
+from torchsync_lint.inference.callgraph import summary_from_data, summary_to_data
 from torchsync_lint.inference.values import Value, from_data, to_data
+from torchsync_lint.run.cache import ReportCache
 
 FORMAT = 2
 _FINDING_FIELDS = ("path", "line", "col", "end_line", "end_col", "code", "name", "message", "function",
@@ -84,3 +90,25 @@ def from_json(d: Dict[str, Any], report_class, final: bool = False):
         open_params=set() if final else set(d["open_params"]),
         ref_values={} if final else {_ref_from_data(r): from_data(v) for r, v in d["ref_values"]},
     )
+
+
+def from_cache(store: ReportCache, k: str, data: bytes, path: str,
+               project=None, final: bool = False) -> Optional[FileReport]:
+    """The report stored under ``k``; an entry kept with its dependencies is valid only where
+    ``project`` (a ``tracked_project.TrackedProject``) answers them alike (without a project: read
+    by a caller that checked otherwise)."""
+    hit = store.get(k)
+    if hit is None:
+        return None
+    try:
+        if "deps" in hit:
+            if project is not None and not project.matches(hit["deps"]):
+                return None
+            hit = hit["report"]
+        report = from_json(hit, FileReport, final)
+        report.cache_key = k
+        if report.findings:
+            report.noqa = Suppressions(decode(data, path))
+        return report
+    except Exception:  # a corrupt entry: check the file again and overwrite it
+        return None
