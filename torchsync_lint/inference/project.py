@@ -295,9 +295,22 @@ class Project:
     def _call_index(self) -> Dict[str, List[Tuple[list, dict]]]:
         if self._calls is None:
             calls: Dict[str, List[Tuple[list, dict]]] = {}
-            for iface in list(self._ifaces.values()):
-                for key, args, kwargs in self.calls_from(iface):
-                    calls.setdefault(key, []).append((args, kwargs))
+            # On demand (a loader), other files' calls are placed with the interfaces loaded so far:
+            # deriving the files they name would cascade over the project (each new interface's
+            # calls name more), far past what the checked file reaches. What that placing
+            # memoises saw less than the file's own questions see: dropped after.
+            loader, saved = self._loader, None
+            if loader is not None:
+                saved = (dict(self._resolved), dict(self._is_module), dict(self._object_informative))
+                self._loader = lambda name: None
+            try:
+                for iface in list(self._ifaces.values()):
+                    for key, args, kwargs in self.calls_from(iface):
+                        calls.setdefault(key, []).append((args, kwargs))
+            finally:
+                if saved is not None:
+                    self._loader = loader
+                    self._resolved, self._is_module, self._object_informative = saved
             self._calls = calls
         return self._calls
 
