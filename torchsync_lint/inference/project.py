@@ -14,6 +14,7 @@ sees one file at a time, from a loader that indexes files on demand (see ``infer
 
 from __future__ import annotations
 
+import itertools
 from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from torchsync_lint.inference.values import (
@@ -37,15 +38,23 @@ _BOTTOM = Value("none")
 class Project:
     def __init__(self, interfaces: Dict[str, dict], loader: Optional[Callable[[str], Optional[dict]]] = None,
                  calls: Optional[Dict[str, List[Tuple[list, dict]]]] = None,
-                 sets_default_device: Optional[bool] = None, validation_off: Optional[bool] = None) -> None:
+                 sets_default_device: Optional[bool] = None, validation_off: Optional[bool] = None,
+                 tables: Optional["Project"] = None) -> None:
         """``interfaces``: module name -> interface data; ``loader(module)`` finds one not given.
         ``calls``, ``sets_default_device`` and ``validation_off``: what a whole run found over every file (the project
-        index, ``run.project_index``), so a project loaded on demand answers as the whole one."""
+        index, ``run.project_index``), so a project loaded on demand answers as the whole one.
+        ``tables``: a project over the first interfaces of ``interfaces`` (the same objects, in the
+        same order: an earlier import wave's), whose key tables are copied, not built again."""
         self._ifaces: Dict[str, Optional[dict]] = dict(interfaces)
         self._loader = loader
         self._functions: Dict[str, Tuple[dict, dict]] = {}  # key -> (interface, function data)
         self._classes: Dict[str, Tuple[dict, dict]] = {}
-        for iface in interfaces.values():
+        self._given = len(interfaces)
+        rest = iter(interfaces.values())
+        if tables is not None and tables._loader is None and _prefix(tables._ifaces, interfaces, tables._given):
+            self._functions, self._classes = dict(tables._functions), dict(tables._classes)
+            rest = itertools.islice(rest, tables._given, None)
+        for iface in rest:
             self._add(iface)
         self._resolved: Dict[tuple, Value] = {}
         self._busy: Set[tuple] = set()
@@ -319,21 +328,20 @@ class Project:
         (``obj.method(...)`` entries: the method of the class the receiver resolves to)."""
         out = []
         for entry in (iface or {}).get("calls", ()):
-            if entry[0] == "@method":
-                _, recv, name, args, kwargs = entry
-                key = self._method_of(from_data(recv), name)
-                if key is not None:
-                    out.append((key, args, kwargs))
-                continue
-            q, args, kwargs = entry
-            loc = self.locate(q)
-            if loc is None:
-                continue
-            key = loc[1] if loc[0] == "function" else (
-                self.find_method(loc[1], "__init__") if loc[0] == "class" else None)
+            key = self.call_target(entry)
             if key is not None:
-                out.append((key, args, kwargs))
+                out.append((key, entry[-2], entry[-1]))  # its args and kwargs
         return out
+
+    def call_target(self, entry: list) -> Optional[str]:
+        """The function one call entry of an interface reaches, or None."""
+        if entry[0] == "@method":
+            _, recv, name, _args, _kwargs = entry
+            return self._method_of(from_data(recv), name)
+        loc = self.locate(entry[0])
+        if loc is None:
+            return None
+        return loc[1] if loc[0] == "function" else (self.find_method(loc[1], "__init__") if loc[0] == "class" else None)
 
     def _method_of(self, recv: Value, name: str) -> Optional[str]:
         v = self.deep(recv)
@@ -386,6 +394,12 @@ class Project:
 
     def modules(self) -> Iterable[str]:
         return [m for m, i in self._ifaces.items() if i is not None]
+
+
+def _prefix(given: Dict[str, Optional[dict]], interfaces: Dict[str, dict], n: int) -> bool:
+    """The first ``n`` entries of ``given`` are the first ``n`` of ``interfaces`` (same names, same objects)."""
+    return len(interfaces) >= n and all(
+        a == b and x is y for (a, x), (b, y) in zip(itertools.islice(given.items(), n), interfaces.items()))
 
 
 def _assumed(v: Value) -> Value:

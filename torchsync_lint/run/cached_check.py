@@ -33,7 +33,7 @@ def check_file(path: str, options: Options, cache_dir: Optional[str] = None, pro
     store = ReportCache(cache_dir)
     tracked = project if isinstance(project, TrackedProject) else None
     k = _key(data, path, options, project_digest, want_interface, ordered, tracked is not None)
-    report = from_cache(store, k, data, path, tracked)
+    report = from_cache(store, k, tracked)
     if report is not None:
         return report
     if tracked is not None:
@@ -69,4 +69,4 @@ def cached_report(path: str, options: Options, cache_dir: str, project_digest: s
         return None
     tracked = project if isinstance(project, TrackedProject) else None
     k = _key(data, path, options, project_digest, want_interface, ordered, tracked is not None)
-    return from_cache(ReportCache(cache_dir), k, data, path, tracked)
+    return from_cache(ReportCache(cache_dir), k, tracked)

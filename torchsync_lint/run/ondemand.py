@@ -193,7 +193,7 @@ class OnDemand:
                 return None  # flake8 lints a text other than the file's (stdin, an editor buffer)
         except (OSError, ValueError):
             return None
-        report = from_cache(ReportCache(self.cache_dir), entry[4], data, path, final=True)
+        report = from_cache(ReportCache(self.cache_dir), entry[4], final=True)
         if report is None:
             return None
         report.path = path

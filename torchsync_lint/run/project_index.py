@@ -36,6 +36,7 @@ from torchsync_lint.inference.callgraph import summary_to_data
 from torchsync_lint.inference.project import Project
 from torchsync_lint.run.cache import ReportCache, code_fingerprint, write_json
 from torchsync_lint.run.report_data import from_cache
+from torchsync_lint.run.tracked_project import TrackedProject, Waves
 
 FORMAT = 2
 INDEX_DIR = "index"
@@ -107,11 +108,13 @@ def file_digest(data: bytes) -> str:
 
 
 def write(reports: List[FileReport], options: Options, hot: Iterable[str], cache_dir: str,
-          interface_keys: Dict[str, str], touched: Iterable[str] = (), once: Optional[Dict[str, str]] = None) -> bool:
+          interface_keys: Dict[str, str], touched: Iterable[str] = (), once: Optional[Dict[str, str]] = None,
+          waves: Optional[Waves] = None) -> bool:
     """Keep what this run derived (see the module docstring); False when a larger run's index is
     kept instead. ``interface_keys``: path -> the cache key its interface was stored under
     (``interfaces.store_interfaces``); ``touched``: every cache key the run read or wrote,
-    listed with the index so that ``cache_prune`` keeps them."""
+    listed with the index so that ``cache_prune`` keeps them; ``waves``: what the run's projects
+    placed (``tracked_project.Waves``), for the callers' table."""
     files: Dict[str, list] = {}
     summaries: Dict[str, dict] = {}
     interfaces: Dict[str, dict] = {}
@@ -136,7 +139,7 @@ def write(reports: List[FileReport], options: Options, hot: Iterable[str], cache
     old = Index.load(cache_dir, options)
     if old is not None and any(p not in files and os.path.exists(p) for p in old.files):
         return False  # a run over part of an indexed project keeps the whole project's index
-    project = Project(interfaces)
+    project = TrackedProject(interfaces, waves) if waves is not None else Project(interfaces)
     calls: Dict[str, list] = {}
     for module, iface in interfaces.items():
         for key, args, kwargs in project.calls_from(iface):
@@ -254,12 +257,7 @@ def stored_run(files: List[str], options: Options, cache_dir: str) -> Optional[T
         k = index.files[abspath][4]
         if k is None:
             return None
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError:
-            return None
-        report = from_cache(store, k, data, path, final=True)
+        report = from_cache(store, k, final=True)
         if report is None:
             return None
         report.path = path
