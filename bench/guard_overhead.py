@@ -8,7 +8,8 @@ interleaved blocks, plain and under ``no_sync(mode="record")`` (entered once per
 ``trace`` does), plus a block with the guard entered around every single step; each step's host
 time is measured (the queue is drained between blocks, outside the guard). The whole interleaving is
 repeated (default 5 times, 40 steps of each kind each time): prints the median ms per step over all
-steps, the ratio, and the ratio of each repetition.
+steps, the ratio, and the ratio of each repetition. Steps timed first, before any guard was ever
+entered in the process, give a second baseline (the GPU trace stays on once a guard turned it on).
 """
 
 import argparse
@@ -25,6 +26,8 @@ def main():
     ap.add_argument("--steps", type=int, default=40, help="steps of each kind per repetition")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--block", type=int, default=5)
+    ap.add_argument("--profile", type=int, default=0,
+                    help="then profile this many guarded syncing steps (cProfile) and print the guard's costs")
     args = ap.parse_args()
     import torch
     from torchsync_lint.guard import no_sync
@@ -61,6 +64,18 @@ def main():
             step(sync)
         return (time.perf_counter() - t0) * 1e3
 
+    # before any guard was ever entered: the GPU trace, once on, stays on for the process (torch has
+    # no way to turn it off), so every later step, guarded or not, pays for its calls into Python
+    untaxed = {}
+    for sync in (False, True):
+        for _ in range(20):
+            step(sync)  # warm-up: cuBLAS, the allocator, AdamW's state
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(max(1, args.steps * args.repeats // args.block)):
+            torch.cuda.synchronize()
+            times += [timed(sync, None) for _ in range(args.block)]
+        untaxed[sync] = statistics.median(times)
     results = {}
     for sync in (False, True):
         for _ in range(20):
@@ -93,7 +108,32 @@ def main():
               f"{args.block}), median ms/step plain {mp:.3f}, guarded {mg:.3f} ({mg / mp:.3f}x; per repetition "
               f"{', '.join(f'{r:.3f}' for r in ratios)}, median {statistics.median(ratios):.3f}x), guard entered "
               f"per step {ms:.3f} ({ms / mp:.3f}x); {events / max(len(guarded), 1):.1f} sync event(s) per guarded step")
+        u = untaxed[sync]
+        print(f"  {label}, against steps before any guard was entered ({u:.3f} ms, not interleaved): plain after "
+              f"{mp / u:.3f}x (the GPU trace left on), guarded {mg / u:.3f}x")
     print(f"device {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
+    if args.profile:
+        profile(torch, no_sync, step, args.profile)
+
+
+def profile(torch, no_sync, step, n):
+    """Where a guarded syncing step's extra time goes: cProfile over ``n`` steps, the functions of
+    the guard and of the warnings machinery (torch's own C code is not seen)."""
+    import cProfile
+    import io
+    import pstats
+
+    torch.cuda.synchronize()
+    prof = cProfile.Profile()
+    with no_sync(mode="record"):
+        prof.enable()
+        for _ in range(n):
+            step(True)
+        prof.disable()
+    s = io.StringIO()
+    st = pstats.Stats(prof, stream=s)
+    st.sort_stats("tottime").print_stats(r"torchsync_lint|warnings|linecache|threading", 30)
+    print("\n".join(s.getvalue().splitlines()[:60]))
 
 
 if __name__ == "__main__":

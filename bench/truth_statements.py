@@ -32,6 +32,12 @@ self.opt = torch.optim.Adam(self.lin.parameters(), lr=1e-3)
 self.sgd = torch.optim.SGD(self.lin.parameters(), lr=0.1)
 self.scaler = torch.amp.GradScaler("cuda")
 self.side = torch.cuda.Stream()
+buf = io.BytesIO()
+torch.save({"w": torch.ones(256, 256)}, buf)
+self.ckpt = buf.getvalue()
+buf = io.BytesIO()
+torch.save({"w": torch.ones(256, 256, device="cuda")}, buf)
+self.gpu_ckpt = buf.getvalue()
 """
 
 # Body of M.forward before the statement. Every statement below uses only these names.
@@ -70,6 +76,7 @@ aux.backward()
 CPU_SUBSTITUTIONS = (
     ("pin_memory=True", "pin_memory=False"),
     ("torch.cuda.Stream()", "None"),
+    ('torch.ones(256, 256, device="cuda")', "torch.ones(256, 256)"),
 )
 
 
@@ -307,6 +314,10 @@ STATEMENTS: List[Statement] = [
     _s("asint-12", "TSL303", "v = x.narrow(0, 1, 4)", note="Python ints"),
     _s("asint-13", "TSL303", "x.fill_(zero_dim)", note="fill_ takes a 0-dim tensor"),
     _s("asint-14", "TSL303", "for i in range(t.max()):\n    pass"),
+    _s("asint-20", "TSL303", "v = x[labels.argmax()]", note="0-dim integer GPU index"),
+    _s("asint-21", "TSL303", "v = host_buf[t[0]]", note="GPU 0-dim index into a host tensor"),
+    _s("asint-22", "TSL303", "v = x[cpu_t[0]]", rule=None, note="host 0-dim index"),
+    _s("asint-23", "TSL303", "x[labels.argmax()] = 1.0", note="0-dim integer GPU index, store"),
     _s("asint-15", "TSL303", "v = torch.randint(0, t.max() + 1, (2,), device=d)", note="tensor high"),
     _s("asint-16", "TSL303", "v = torch.randint(0, n, (2,), device=d)", note="Python int high"),
     _s("asint-17", "TSL303", "v = torch.randint(t.min(), 9, (2,), device=d)", note="tensor low"),
@@ -407,6 +418,11 @@ STATEMENTS: List[Statement] = [
     _s("save-01", "TSL408", "torch.save(self.lin.state_dict(), io.BytesIO())", note="parameters on the GPU"),
     _s("save-02", "TSL408", 'torch.save({"step": 1, "lr": 0.1}, io.BytesIO())', note="Python values only"),
     _s("save-03", "TSL408", "torch.save(loss.detach(), io.BytesIO())", note="a 0-dim GPU tensor"),
+    # TSL411 load-to-device
+    _s("load-01", "TSL411", "v = torch.load(io.BytesIO(self.ckpt), map_location=d)", note="a host checkpoint"),
+    _s("load-02", "TSL411", "v = torch.load(io.BytesIO(self.ckpt))", note="a host checkpoint, no map_location"),
+    _s("load-03", "TSL411", 'v = torch.load(io.BytesIO(self.ckpt), map_location="cpu")'),
+    _s("load-04", "TSL411", "v = torch.load(io.BytesIO(self.gpu_ckpt))", note="saved from the GPU"),
 ]
 
 

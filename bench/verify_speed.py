@@ -5,7 +5,8 @@
                                   optical_flow, video and segmentation)
 
 Runs ``python -m torchsync_lint --isolated --no-cache --verify --format json PATHS`` as a user would
-(linting, extraction, the child processes: everything, nothing cached from an earlier run), and
+(linting, extraction, the child processes: everything, nothing cached from an earlier run;
+``--warm-cache``: with the lint's cache of a run just before, as in a project linted already), and
 prints wall seconds, findings, ms per finding, statuses, input provenance, the children's own time
 per finding, and the verifier's own account of where the time went (``verify: time: ...``).
 ``--out`` keeps the json findings; ``--compare`` lists the findings whose verdict (status, syncs
@@ -51,10 +52,22 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out")
     ap.add_argument("--compare")
+    ap.add_argument("--warm-cache", action="store_true",
+                    help="lint once first into a fresh cache, then time --verify with that cache (a project "
+                         "linted before: the verifier's own part)")
     ap.add_argument("paths", nargs="*")
     args = ap.parse_args()
     paths = args.paths or default_paths()
-    cmd = [sys.executable, "-m", "torchsync_lint", "--isolated", "--no-cache", "--verify", "--verify-timeout", "30",
+    cache = ["--no-cache"]
+    if args.warm_cache:
+        import tempfile
+
+        cache = ["--cache-dir", tempfile.mkdtemp(prefix="tsl-speed-cache-")]
+        t0 = time.time()
+        subprocess.run([sys.executable, "-m", "torchsync_lint", "--isolated", *cache, "--exit-zero", "--format",
+                        "json"] + paths, capture_output=True)
+        print(f"  lint into a fresh cache first: {time.time() - t0:.1f} s")
+    cmd = [sys.executable, "-m", "torchsync_lint", "--isolated", *cache, "--verify", "--verify-timeout", "30",
            "--format", "json"] + paths
     t0 = time.time()
     proc = subprocess.run(cmd, capture_output=True, text=True)

@@ -348,3 +348,57 @@ def test_what_an_epoch_loop_calls_outside_its_step_loop_is_periodic_and_not_hot(
     _check(src)
     temps = {f.line: f.temperature for f in lint_source(textwrap.dedent(src), "train.py", Config(include_cold=True))}
     assert temps[6] == "unknown" and temps[10] == "hot"
+
+
+def test_a_branch_that_prints_and_repairs_what_its_test_found_is_an_error_path():
+    """``if v.item() > 1: print(...); v = one``: taken only when the value is out of range. A
+    branch that prints without repairing (verbosity) or repairs without printing keeps its label."""
+    _check('''
+    import torch
+
+
+    class Loss(torch.nn.Module):
+        def forward(self, x, verbose: bool):
+            v = x.mean()
+            if v.item() > 1.0:                          # every-step
+                print(f"out of range {v.item()}")       # error-path
+                v = torch.ones(())
+            if verbose:
+                print(f"loss {v.item()}")               # every-step
+            if v.item() < 0.0:                          # every-step
+                v = x.abs().mean()
+                x.min().item()                          # every-step
+            return v
+    ''')
+
+
+def test_first_batches_of_a_step_hook_are_periodic_and_first_steps_of_a_loop_once():
+    """``if batch_idx < 10 and ...:`` in a step hook runs on the first batches of every epoch
+    (periodic); ``if i < 3:`` on a training loop's counter runs on its first steps (once). A bound
+    on another name, or an ``or``, keeps the label."""
+    _check('''
+    import torch
+
+
+    class Task(torch.nn.Module):
+        def validation_step(self, batch, batch_idx):
+            y = self(batch)
+            if batch_idx < 10 and self.logger:
+                y.cpu().numpy()                     # periodic
+            if batch_idx == 0:
+                y.max().item()                      # periodic
+            if batch_idx < 10 or self.verbose:
+                y.min().item()                      # every-step
+            if y.shape[0] < 10:
+                y.mean().item()                     # every-step
+            return y
+
+
+    def train(model, loader, opt):
+        for i, x in enumerate(loader):
+            loss = model(x).sum()
+            if i < 3:
+                print(loss.item())                  # once
+            loss.backward()
+            opt.step()
+    ''')

@@ -169,3 +169,4 @@ def test_without_cuda_the_guard_is_a_no_op_that_says_so(monkeypatch):
         warnings.simplefilter("error")
         with no_sync():  # said once per process
             pass
+

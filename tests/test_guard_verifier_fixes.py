@@ -92,8 +92,20 @@ def test_one_child_process_for_every_file_of_a_run(tmp_path, monkeypatch, capsys
     real = runner.run_job
 
     def counting(job, *a, **k):
-        calls.append(sorted({t["path"] for t in job["tasks"]}))
-        return real(job, *a, **k)
+        paths = {t["path"] for t in job["tasks"]}
+        feed = k.get("feed")  # snippet mode streams each file's tasks as it is extracted
+        if feed is not None:
+            get = feed.get_nowait
+
+            def spy():
+                task = get()
+                if task is not None:
+                    paths.add(task["path"])
+                return task
+            feed.get_nowait = spy
+        res = real(job, *a, **k)
+        calls.append(sorted(paths))
+        return res
 
     monkeypatch.setattr(runner, "run_job", counting)
     code = cli.main(["--isolated", "--format", "json", "--verify=predict", "a_mod.py", "b_mod.py", "c_mod.py"])

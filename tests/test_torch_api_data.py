@@ -211,3 +211,18 @@ def test_classifier_param_literals():
     assert (accepts, literals) == ("bool", [True])
     assert classifier.accepts(None) == ("", None)
     assert classifier.accepts(ast.parse("int | None", mode="eval").body) == ("int|none", None)
+
+
+def test_distributions_that_check_no_arguments_match_torch():
+    """TSL404 leaves constructions of distributions without argument constraints alone: the set
+    it names is the set torch's own classes say (``arg_constraints == {}``)."""
+    torch_distributions = pytest.importorskip("torch.distributions")
+    from torchsync_lint.rules.tsl404_distribution_validation import DISTRIBUTIONS, NO_ARGUMENT_CHECKS
+
+    empty = set()
+    for name in DISTRIBUTIONS:
+        cls = getattr(torch_distributions, name, None)
+        if cls is not None and isinstance(cls.__dict__.get("arg_constraints", None), dict) \
+                and not cls.__dict__["arg_constraints"]:
+            empty.add(name)
+    assert empty == set(NO_ARGUMENT_CHECKS)

@@ -6,7 +6,7 @@ import pytest
 
 from torchsync_lint.verify import cli_options
 from torchsync_lint.verify.attribution import Frame, Span, SyncEvent, attribute, is_library, locate, match
-from torchsync_lint.verify.run import _timing
+from torchsync_lint.verify.evidence import timing as _timing
 from torchsync_lint.verify.status import Evidence, counts, decide, merge, summary_line
 
 TORCH = "/site/torch"

@@ -81,9 +81,12 @@ def test_provenance_in_records_and_summary():
     assert inferred == {**inferred, "status": "refuted", "inputs": "inferred"}
     entry = decide(Evidence(mode="entry", timing_syncs=1, ran=True))
     assert "inputs" not in entry
-    line = summary_line([confirmed_guess, observed, inferred])
-    assert line.startswith("verify: 3 finding(s): 1 confirmed, 1 confirmed on guessed inputs, 1 refuted, "
-                           "0 inconclusive, 67% definite")
+    refuted_guess = decide(Evidence(mode="snippet", timing_syncs=0, ran=True, guessed=["device"]))
+    assert refuted_guess["status"] == "refuted" and refuted_guess["inputs"] == "guessed"
+    assert "not counted as refuted" in refuted_guess["reason"] and not definite(refuted_guess)
+    line = summary_line([confirmed_guess, observed, inferred, refuted_guess])
+    assert line.startswith("verify: 4 finding(s): 1 confirmed, 1 confirmed on guessed inputs, 1 refuted, "
+                           "1 refuted on guessed inputs, 0 inconclusive, 50% definite")
     assert "1 observed, 1 inferred" in line
 
 
@@ -162,3 +165,79 @@ def test_a_systemerror_from_a_hook_is_not_the_users():
 
     assert hook_artifact(SystemError("error return without exception set"))
     assert not hook_artifact(SystemError("other")) and not hook_artifact(ValueError("error return without"))
+
+
+LOCALS_SOURCE = textwrap.dedent("""\
+    import torch
+
+
+    def tokens(mapped, k: int, label):
+        h, r, t = mapped.t()
+        pairs = torch.stack([h, r], dim=1).unique(dim=0)
+        return pairs, f"{label}_id"
+""")
+
+
+def test_locals_of_a_function_whose_observed_tensors_were_all_on_the_cpu_are_on_the_cpu(tmp_path):
+    path = tmp_path / "locmod.py"
+    path.write_text(LOCALS_SOURCE)
+    line = 6
+    text = "torch.stack([h, r], dim=1).unique(dim=0)"
+    col = LOCALS_SOURCE.splitlines()[line - 1].index(text) + 1
+    f = Finding(str(path), line, col, line, col + len(text), "TSL102", "n", "m")
+    rec = {"path": str(path), "name": "tokens", "first_line": 4, "last_line": 7,
+           "args": {"mapped": {"kind": "tensor", "device": "cpu", "dtype": "int64", "shape": [9, 3]},
+                    "k": {"kind": "literal", "value": 2}}}
+    plain = extract_file(str(path), [(0, f)], (), [])[0]
+    assert not plain.specs["h"].get("device")  # nothing observed: inference alone, device unknown
+    replay = extract_file(str(path), [(0, f)], (), [rec])[0]
+    assert replay.specs["h"]["device"] == "cpu" and replay.specs["r"]["device"] == "cpu"
+    assert any("taken from the observed inputs" in n for n in replay.notes)
+    mixed = dict(rec, args=dict(rec["args"], k={"kind": "tensor", "device": "cuda", "shape": []}))
+    assert not extract_file(str(path), [(0, f)], (), [mixed])[0].specs["h"].get("device")
+
+
+def test_a_name_only_formatted_into_an_f_string_is_text(tmp_path):
+    from torchsync_lint.verify.synth import Plan, Synth
+
+    path = tmp_path / "locmod.py"
+    path.write_text(LOCALS_SOURCE)
+    line = 7
+    text = 'f"{label}_id"'
+    col = LOCALS_SOURCE.splitlines()[line - 1].index(text) + 1
+    f = Finding(str(path), line, col, line, col + len(text), "TSL102", "n", "m")
+    spec = extract_file(str(path), [(0, f)], (), [])[0].specs["label"]
+    assert "formatted" in spec.get("roles", [])
+    torch = pytest.importorskip("torch")
+    synth = Synth(torch, Plan(base=(4,)), "cpu")
+    assert isinstance(synth.value(spec, "label"), str) and "label" in synth.guessed
+
+
+def test_recording_targets_include_the_project_runs_findings(tmp_path):
+    from torchsync_lint.guard.inputs import targets_for
+
+    path = tmp_path / "plain.py"
+    path.write_text("def f(x):\n    return x + 1\n")
+    assert targets_for([str(path)]) == {}
+    got = targets_for([str(path)], [Finding(str(path), 2, 5, 2, 10, "TSL001", "n", "m")])
+    assert got == {str(path.resolve()): [2]}
+
+
+def test_synthesis_survives_a_library_that_set_another_default_device():
+    """deepxde sets a CUDA default device on import: the synthesised values' CPU generators must
+    still work (they failed with "Expected a 'cuda' device type for generator but found 'cpu'")."""
+    torch = pytest.importorskip("torch")
+    from torchsync_lint.verify.synth import Plan, Synth
+
+    if not hasattr(torch, "get_default_device"):
+        pytest.skip("torch without set_default_device")
+    before = torch.get_default_device()
+    torch.set_default_device("meta")
+    try:
+        synth = Synth(torch, Plan(base=(4,)), "cpu")
+        for spec in ({"kind": "tensor"}, {"kind": "tensor", "dtype": "int"}, {"kind": "tensor", "dtype": "bool"},
+                     {"kind": "observed", "desc": {"kind": "tensor", "device": "cpu", "dtype": "int64", "shape": [3],
+                                                   "min": 0, "max": 2}}):
+            assert synth.value(spec, "x").device.type == "cpu"
+    finally:
+        torch.set_default_device(before)

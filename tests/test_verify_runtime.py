@@ -141,13 +141,55 @@ def test_snippet_harness_keeps_file_positions_and_finds_inputs():
 
 
 def test_line_timer_attributes_host_time_to_lines(tmp_path):
-    from torchsync_lint.verify import oracles
+    from torchsync_lint.verify.stacks import Roots
+    from torchsync_lint.verify.timing import LineTimer
 
     path = tmp_path / "timed.py"
     path.write_text("import time\n\n\ndef f():\n    a = 1\n    time.sleep(0.05)\n    return a\n")
     ns = {}
     exec(compile(path.read_text(), str(path), "exec"), ns)
-    timer = oracles.LineTimer({os.path.realpath(str(path))}, oracles.Roots(torch), None)
+    timer = LineTimer({os.path.realpath(str(path))}, Roots(torch), None)
     timer.run(ns["f"])
     durations = {line: sum(v) for (p, line), v in timer.durations.items()}
     assert durations[6] > 0.04 and durations[5] < 0.01
+
+
+def test_a_streamed_job_survives_a_crash_and_takes_tasks_fed_after_it(project):
+    """Snippet mode streams each file's tasks to its child as the file is extracted: tasks fed
+    after the child crashed (and while a fresh one starts) still run, and the child waits for
+    the next task without timing out."""
+    import queue
+    import threading
+    import time
+
+    from torchsync_lint.finding import Finding
+    from torchsync_lint.verify import runner, schedule
+    from torchsync_lint.verify.snippet import extract_file
+
+    path = str(project / "lossmod.py")
+    lines = SOURCE.splitlines()
+    findings = []
+    for name in ("labels", "crashes", "kept", "last"):
+        src = lines[LINES[name] - 1]
+        col = src.index("=") + 2
+        findings.append(Finding(path, LINES[name], col + 1, LINES[name], len(src) + 1, "TSL001", "n", "m"))
+    extracted = extract_file(path, list(enumerate(findings)))
+    tasks = schedule.tasks_of(extracted, findings)
+    assert [t["id"] for t in tasks] == [0, 1, 2, 3]
+    feed: "queue.Queue" = queue.Queue()
+    job = {"kind": "snippet", "mode": "predict", "settings": {}, "sys_path": [str(project)], "tasks": []}
+    got = {}
+    th = threading.Thread(target=lambda: got.update(res=runner.run_job(job, 4.0, feed=feed)))
+    th.start()
+    feed.put(tasks[0])
+    feed.put(tasks[1])  # os._exit(7): the child dies
+    time.sleep(5.0)  # longer than the timeout: a child waiting for its next task is not late
+    feed.put(tasks[2])
+    feed.put(tasks[3])
+    feed.put(None)
+    th.join(120)
+    res = got["res"]
+    assert "exit code 7" in res.results[1]["failure"]
+    for i in (0, 2, 3):
+        assert not res.results[i].get("failure"), res.results[i]
+        assert res.results[i]["events"], res.results[i]

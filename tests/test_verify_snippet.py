@@ -89,7 +89,7 @@ def test_local_imports_and_annotations(tmp_path):
     out = extract(tmp_path, [finding(23, 17, 23, 50)])[0]
     # `sizes: list[int]` is not read by the statement; the annotation converter is used for params read
     assert "sizes" not in out.specs
-    from torchsync_lint.verify.snippet import annotation_spec
+    from torchsync_lint.verify.specs import annotation_spec
     from torchsync_lint.inference.names import Aliases
 
     a = Aliases("m")
@@ -138,3 +138,80 @@ def test_rewrites_per_rule():
 def test_rules_without_a_local_rewrite_say_why():
     assert "num_classes" in rewrite("TSL108", "y = F.one_hot(t)\n")["none"]
     assert "__init__" in rewrite("TSL202", "w = torch.Tensor([0.1] * 10).cuda()\n")["none"]
+
+
+TRICKY = '''\
+import torch
+
+
+def f(x, mask, dev="cpu"):
+    """é docstring"""
+    y = x.item(); z = (x.sum()
+                       .item())
+    if x.any():
+        pass
+    elif (mask.sum() >
+          2):  # a comment
+        w = x[mask]
+    else:
+        w = None
+    for i in range(int(x.max())): pass
+    with torch.no_grad(), open("é") as fh:
+        q = [v.item() for v in x]
+    try:
+        g = (t.item() for t in x)
+    except ValueError as exc:
+        r = x.cpu()
+    else:
+        r = x.to(device=dev, non_blocking=True)
+    finally:
+        pass
+    h = lambda t: t.item()
+    x[mask] = x.nonzero()
+    x += x.sum().item()
+    while x.max() > 0:
+        @staticmethod
+        def inner(a):
+            return a.tolist()
+    match dev:
+        case "cpu":
+            s = "é" + str(x.sum().item())
+    return y, z, w, q, g, r, h, s
+'''
+
+
+def test_the_fast_locator_agrees_with_libcst_positions(tmp_path):
+    """Every expression of a file with the shapes that trip a locator (elif, suites on the header's
+    line, semicolons, non-ASCII text, decorators in a body, lambda, generator, store targets, an
+    attribute's name, a keyword's name, try/else/finally, match): the extraction from Python's
+    parser and the one from LibCST's positions say the same."""
+    import ast as ast_mod
+
+    path = tmp_path / "tricky.py"
+    path.write_text(TRICKY, encoding="utf-8")
+    lines = TRICKY.splitlines()
+    findings = []
+    for node in ast_mod.walk(ast_mod.parse(TRICKY)):
+        if isinstance(node, (ast_mod.Call, ast_mod.Subscript, ast_mod.Compare)):
+            c1 = len(lines[node.lineno - 1].encode()[:node.col_offset].decode()) + 1
+            c2 = len(lines[node.end_lineno - 1].encode()[:node.end_col_offset].decode()) + 1
+            findings.append(Finding(str(path), node.lineno, c1, node.end_lineno, c2, "TSL001", "n", "m"))
+        if isinstance(node, ast_mod.Attribute) and node.attr in ("item", "cpu"):
+            end = len(lines[node.end_lineno - 1].encode()[:node.end_col_offset].decode()) + 1
+            findings.append(Finding(str(path), node.end_lineno, end - len(node.attr), node.end_lineno, end,
+                                    "TSL001", "n", "m"))
+    items = list(enumerate(findings))
+    fast = extract_file(str(path), items)
+    slow = extract_file(str(path), items, nodes=True)
+    assert len(items) > 30
+    for key in fast:
+        a, b = fast[key], slow[key]
+        if a.stmt and a.stmt["src"].startswith("while"):
+            # a body that starts with a decorated def: LibCST's block starts at `def`, so its header
+            # text ran on into "@staticmethod"; Python's parser ends it at the colon
+            assert a.stmt["src"] == "while x.max() > 0:" and "@staticmethod" in b.stmt["src"]
+            continue
+        assert (a.span, a.stmt, a.expr, a.specs, a.self_spec, a.failure, a.notes) == \
+            (b.span, b.stmt, b.expr, b.specs, b.self_spec, b.failure, b.notes), findings[key]
+    assert any(e.failure and "lambda" in e.failure for e in fast.values())
+    assert any("inside a generator expression" in e.notes for e in fast.values())

@@ -124,12 +124,13 @@ def test_fixes_are_checked(cuda_torch, capsys):
 
 def test_debug_mode_restored_in_process(cuda_torch):
     from torchsync_lint.verify import oracles
+    from torchsync_lint.verify.stacks import Roots
 
     torch = cuda_torch
     log = oracles.EventLog()
     before = torch.cuda.get_sync_debug_mode()
     x = torch.ones(4, device="cuda")
-    with oracles.Observer(torch, oracles.Roots(torch), log):
+    with oracles.Observer(torch, Roots(torch), log):
         x.sum().item()
     assert torch.cuda.get_sync_debug_mode() == before
     assert log.syncs and "debug-mode" in log.syncs[0]["oracles"], log.syncs

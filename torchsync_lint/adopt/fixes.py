@@ -5,9 +5,10 @@ A rule that can rewrite a finding passes a ``Fix`` when it reports: the new text
 node's range (computed from LibCST nodes, so comments and formatting inside the node survive), and
 optionally a constant to hoist into ``__init__`` as a buffer, and the modules the new text names.
 Fixes are plain data (picklable for worker processes and the report cache, JSON for consumers).
-Applying them is text splicing at the findings' positions: each edit first checks that the source
-still holds the text the rule saw there, overlapping edits wait for the next pass, and the result
-must parse. Passes repeat (re-linting the new text) until nothing changes, at most ``MAX_PASSES``.
+Applying them replaces the text at the findings' positions (Ruff's edits): each edit first checks
+that the source still holds the text the rule saw there, overlapping edits wait for the next pass;
+what a fix adds elsewhere goes in through LibCST (buffers into ``__init__`` by a transformer,
+imports by ``AddImportsVisitor``), and the result must parse. Passes repeat (re-linting the new text) until nothing changes, at most ``MAX_PASSES``.
 """
 
 from __future__ import annotations
@@ -82,15 +83,93 @@ def _block_indent(template: str, source: str, starts: List[int], line: int, star
 
 # -- hoisting constants into __init__ --------------------------------------------------------
 class _Classes(cst.CSTVisitor):
-    """Class definitions with the positions needed to place a buffer in ``__init__``."""
+    """Class definitions, each with its path (the names of the definitions around it and how
+    many of the same path came before), and its positions."""
 
     METADATA_DEPENDENCIES = (cst.metadata.PositionProvider,)
 
     def __init__(self) -> None:
-        self.found: List[Tuple[cst.ClassDef, object]] = []
+        self.found: List[Tuple[cst.ClassDef, object, tuple]] = []
+        self._paths = _Paths()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.found.append((node, self.get_metadata(cst.metadata.PositionProvider, node)))
+        self.found.append((node, self.get_metadata(cst.metadata.PositionProvider, node), self._paths.enter(node)))
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self._paths.leave()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._paths.enter(node)
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._paths.leave()
+
+
+class _Paths:
+    """Names a definition by where it sits, the same way in the source and in the fixed text
+    (fixes rewrite expressions, never definitions)."""
+
+    def __init__(self) -> None:
+        self.stack: List[str] = []
+        self.seen: Counter = Counter()
+
+    def enter(self, node) -> tuple:
+        self.stack.append(node.name.value)
+        path = tuple(self.stack)
+        self.seen[path] += 1
+        return path + (self.seen[path],)
+
+    def leave(self) -> None:
+        self.stack.pop()
+
+
+class _InsertBuffers(cst.CSTTransformer):
+    """Puts the planned ``self.register_buffer(...)`` lines into each class's ``__init__``: after
+    its ``super().__init__(...)`` line, or in a new ``__init__`` at the top of the class (after
+    its docstring)."""
+
+    def __init__(self, pending: Dict[tuple, list]) -> None:
+        super().__init__()
+        self.pending = pending
+        self._paths = _Paths()
+        self._current: List[tuple] = []
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._current.append(self._paths.enter(node))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._paths.enter(node)
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        self._paths.leave()
+        return updated
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        self._paths.leave()
+        plan = self.pending.get(self._current.pop())
+        if plan is None or not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        init_params, lines = plan
+        added = [cst.parse_statement(line) for line in lines]
+        body = list(updated.body.body)
+        for i, stmt in enumerate(body):
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__" \
+                    and isinstance(stmt.body, cst.IndentedBlock):
+                inner = list(stmt.body.body)
+                at = next(j for j, s in enumerate(inner) if _is_super_init(s)) + 1
+                inner[at:at] = added
+                body[i] = stmt.with_changes(body=stmt.body.with_changes(body=inner))
+                return updated.with_changes(body=updated.body.with_changes(body=body))
+        args = f"self, {init_params}" if init_params else "self"
+        init = cst.parse_statement(f"def __init__({args}):\n    super().__init__({init_params})\n")
+        init = init.with_changes(body=init.body.with_changes(body=list(init.body.body) + added))
+        if body and _is_docstring(body[0]):
+            body.insert(1, init.with_changes(leading_lines=[cst.EmptyLine(indent=False)]))
+        else:
+            if body:
+                body[0] = body[0].with_changes(leading_lines=[cst.EmptyLine(indent=False)] + list(body[0].leading_lines))
+            body.insert(0, init)
+        return updated.with_changes(body=updated.body.with_changes(body=body))
 
 
 def _is_super_init(stmt: cst.CSTNode) -> bool:
@@ -106,26 +185,23 @@ def _is_super_init(stmt: cst.CSTNode) -> bool:
 
 
 class _Placer:
-    """Where buffers go in each class (one new ``__init__`` per class at most); unique names."""
+    """Which buffers go in each class (one new ``__init__`` per class at most), with unique
+    names; ``insert`` puts them there with LibCST once the fixes' edits are made."""
 
     def __init__(self, source: str) -> None:
-        self.source = source
-        self.starts = _line_starts(source)
         wrapper = cst.metadata.MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
-        self.module = wrapper.module
-        self.positions = wrapper.resolve(cst.metadata.PositionProvider)
         visitor = _Classes()
         wrapper.visit(visitor)
         self.classes = visitor.found
         self.used: Dict[int, set] = {}
-        self.pending: Dict[int, list] = {}  # id(class) -> [offset, make_text, lines]
+        self.pending: Dict[tuple, list] = {}  # class path -> [init params, buffer lines]
 
-    def innermost_class(self, line: int) -> Optional[cst.ClassDef]:
+    def innermost_class(self, line: int) -> Optional[Tuple[cst.ClassDef, tuple]]:
         best = None
-        for node, rng in self.classes:
+        for node, rng, path in self.classes:
             if rng.start.line <= line <= rng.end.line and (best is None or rng.start.line >= best[1].start.line):
-                best = (node, rng)
-        return best[0] if best else None
+                best = (node, rng, path)
+        return (best[0], best[2]) if best else None
 
     def buffer_name(self, cls: cst.ClassDef, hint: str) -> str:
         taken = self.used.setdefault(id(cls), set())
@@ -138,50 +214,26 @@ class _Placer:
         taken.add(name)
         return name
 
-    def _end_of(self, node: cst.CSTNode) -> int:
-        line = self.positions[node].end.line
-        return self.starts[line] if line < len(self.starts) else len(self.source)
-
-    def place(self, cls: cst.ClassDef, init_params: str, line_text: str) -> bool:
-        """Plan ``line_text`` in ``cls.__init__``: after its ``super().__init__`` line, or in a
-        new ``__init__`` at the top of the class (after its docstring). False if impossible."""
-        if id(cls) in self.pending:
-            self.pending[id(cls)][2].append(line_text)
+    def place(self, cls: cst.ClassDef, path: tuple, init_params: str, line_text: str) -> bool:
+        """Plan ``line_text`` in ``cls.__init__``. False if impossible: an ``__init__`` without a
+        ``super().__init__`` line (registering a buffer before ``Module.__init__`` raises)."""
+        if path in self.pending:
+            self.pending[path][1].append(line_text)
             return True
-        nl = _newline(self.source)
         body = cls.body
         if not isinstance(body, cst.IndentedBlock) or not body.body:
             return False
         for stmt in body.body:
             if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__":
                 block = stmt.body
-                supers = [s for s in block.body if _is_super_init(s)] if isinstance(block, cst.IndentedBlock) else []
-                if not supers:
-                    return False  # registering a buffer before Module.__init__ raises
-                indent = _indent_of(self.source, self.starts, self.positions[supers[0]].start.line)
-
-                def existing(lines, indent=indent):
-                    return "".join(f"{indent}{t}{nl}" for t in lines)
-
-                self.pending[id(cls)] = [self._end_of(supers[0]), existing, [line_text]]
-                return True
-        first = body.body[0]
-        indent = _indent_of(self.source, self.starts, self.positions[first].start.line)
-        inner = indent + (self.module.default_indent if body.indent is None else body.indent)
-        args = f"self, {init_params}" if init_params else "self"
-        docstring = _is_docstring(first)
-
-        def new_init(lines, indent=indent, inner=inner, args=args, docstring=docstring):
-            text = (f"{indent}def __init__({args}):{nl}{inner}super().__init__({init_params}){nl}"
-                    + "".join(f"{inner}{t}{nl}" for t in lines))
-            return nl + text if docstring else text + nl
-
-        at = self._end_of(first) if docstring else self.starts[self.positions[first].start.line - 1]
-        self.pending[id(cls)] = [at, new_init, [line_text]]
+                if not (isinstance(block, cst.IndentedBlock) and any(_is_super_init(s) for s in block.body)):
+                    return False
+        self.pending[path] = [init_params, [line_text]]
         return True
 
-    def insertions(self) -> List[Tuple[int, str]]:
-        return [(at, make(lines)) for at, make, lines in self.pending.values()]
+    def insert(self, source: str) -> str:
+        """``source`` (the text after the fixes' edits) with the planned buffers in place."""
+        return cst.parse_module(source).visit(_InsertBuffers(self.pending)).code
 
 
 def _is_docstring(stmt: cst.CSTNode) -> bool:
@@ -250,10 +302,12 @@ def apply_fixes(source: str, findings: Sequence, unsafe: bool) -> Tuple[str, Cou
             cls = placer.innermost_class(f.line)
             if cls is None:
                 continue
+            cls, path = cls
             name = placer.buffer_name(cls, _name_hint(source, start))
-            line = _newlines(f'self.register_buffer("{name}", {fix.hoist.expression.replace(INDENT, indent)}, '
-                             'persistent=False)', nl)
-            if not placer.place(cls, fix.hoist.init_params, line):
+            # continuation lines relative to the statement: LibCST indents them with the block
+            line = (f'self.register_buffer("{name}", {fix.hoist.expression.replace(INDENT, "")}, '
+                    'persistent=False)\n')
+            if not placer.place(cls, path, fix.hoist.init_params, line):
                 continue
             text = f"self.{name}"
         replaced.append((start, end, _newlines(text, nl)))
@@ -262,16 +316,18 @@ def apply_fixes(source: str, findings: Sequence, unsafe: bool) -> Tuple[str, Cou
         imports.update(fix.imports)
     if not replaced:
         return source, counts
-    edits = list(replaced)
-    if placer is not None:
-        edits.extend((at, at, text) for at, text in placer.insertions())
     pieces, pos = [], 0
-    for start, end, text in sorted(edits, key=lambda e: (e[0], e[1])):
+    for start, end, text in sorted(replaced, key=lambda e: (e[0], e[1])):
         pieces.append(source[pos:start])
         pieces.append(text)
         pos = max(pos, end)
     pieces.append(source[pos:])
     out = "".join(pieces)
+    if placer is not None and placer.pending:
+        try:
+            out = placer.insert(out)
+        except (cst.ParserSyntaxError, ValueError, StopIteration):
+            return source, Counter()  # the edits broke the text: nothing is applied
     return (_with_imports(out, sorted(imports)) if imports else out), counts
 
 

@@ -111,7 +111,8 @@ def run_program(interp: str, program: List[str], opts) -> dict:
         from torchsync_lint.guard.inputs import targets_for
 
         main = program[0] if program[0] != "-m" else None
-        targets = targets_for(([main] if main else []) + list(opts.paths))
+        where = ([main] if main else []) + list(opts.paths)
+        targets = targets_for(where, static_findings(where, include_cold=True))
         fd2, targets_file = tempfile.mkstemp(prefix="tsl-targets-", suffix=".json")
         with os.fdopen(fd2, "w", encoding="utf-8") as fh:
             json.dump(targets, fh)
@@ -144,12 +145,19 @@ def run_program(interp: str, program: List[str], opts) -> dict:
     return data
 
 
-def static_findings(paths: List[str]) -> List[Finding]:
+def static_findings(paths: List[str], include_cold: bool = False) -> List[Finding]:
     paths = [p for p in dict.fromkeys(paths) if p and os.path.exists(p)]
     if not paths:
         return []
     config = load(find_pyproject(paths[0]))
-    return lint_paths(paths, config).findings
+    if include_cold:
+        config.include_cold = True
+    try:
+        return lint_paths(paths, config).findings
+    except Exception:  # noqa: BLE001 - the targets of --record-inputs: the files' own findings still count
+        if include_cold:
+            return []
+        raise
 
 
 def _real(path: Optional[str]) -> Optional[str]:

@@ -121,8 +121,25 @@ class Roots:
         return got
 
 
+_STACKS: Dict[tuple, List[Frame]] = {}  # a sync site fires again and again with the same stack
+
+
 def user_frames(frame, roots: Roots, limit: int = 64) -> List[Frame]:
-    """The frames outside the library roots, innermost first."""
+    """The frames outside the library roots, innermost first. Cached by the stack's code objects
+    and lines (a training loop's sync site repeats its stack every step: one walk of cheap
+    attribute reads, then a copy of the list)."""
+    key = []
+    f, depth = frame, 0
+    while f is not None and depth < 400:
+        key.append(f.f_code)
+        key.append(f.f_lineno)
+        f = f.f_back
+        depth += 1
+    key.append(id(roots))
+    k = tuple(key)
+    got = _STACKS.get(k)
+    if got is not None:
+        return list(got)
     out: List[Frame] = []
     depth = 0
     while frame is not None and depth < 400 and len(out) < limit:
@@ -132,7 +149,10 @@ def user_frames(frame, roots: Roots, limit: int = 64) -> List[Frame]:
             out.append(Frame(path, frame.f_lineno, code.co_name))
         frame = frame.f_back
         depth += 1
-    return out
+    if len(_STACKS) > 4096:
+        _STACKS.clear()
+    _STACKS[k] = out
+    return list(out)
 
 
 def thread_label() -> str:

@@ -16,11 +16,13 @@ Never the debug mode's ``"error"`` setting with the trace callbacks: that breaks
 The debug mode, the filters, ``showwarning`` and the wrapped functions are process-global: they
 are installed by the first active guard and restored by the last one, also after an exception.
 The trace callbacks cannot be unregistered (torch has no API for it): they stay, and do nothing
-while no guard is active.
+while no guard is active; at exit, stderr goes quiet once the atexit handlers have run, so the
+trace hook's failures during finalisation are not printed.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import threading
@@ -80,6 +82,26 @@ def _trace_cb(kind: str, op: str):
         finally:
             _in_hook.on = False
     return cb
+
+
+def _quiet_finalisation() -> None:
+    """Once the trace is on, every CUDA free during interpreter finalisation calls torch's trace
+    hook after the import machinery is gone, and torch logs ``cuda trace hook execution failed:
+    KeyError: '__import__'`` to the C stderr, once per tensor. Registered when this module is
+    first imported (atexit runs its handlers last-registered first: this one runs late), it sends
+    what is left of stderr to /dev/null, and only in a process where the trace was turned on."""
+    if not _trace_registered:
+        return
+    try:
+        sys.stderr.flush()
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, 2)
+        os.close(fd)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+atexit.register(_quiet_finalisation)
 
 
 def _register_trace(torch) -> None:

@@ -235,8 +235,10 @@ class InputRecorder:
             json.dump(doc, fh, default=str)
 
 
-def targets_for(paths: Iterable[str]) -> Dict[str, List[int]]:
-    """Finding lines per Python file of ``paths`` (each file checked alone, cold code included)."""
+def targets_for(paths: Iterable[str], findings: Iterable = ()) -> Dict[str, List[int]]:
+    """Finding lines per Python file of ``paths`` (each file checked alone, cold code included),
+    with the lines of ``findings`` (a project run's: the findings ``--verify`` will replay, some of
+    which only the whole project shows)."""
     from torchsync_lint.check.lint_source import lint_source
     from torchsync_lint.config import Config
 
@@ -259,6 +261,9 @@ def targets_for(paths: Iterable[str]) -> Dict[str, List[int]]:
             continue
         if found:
             out[os.path.realpath(path)] = sorted({f.line for f in found})
+    for f in findings:
+        real = os.path.realpath(f.path)
+        out[real] = sorted(set(out.get(real, [])) | {f.line})
     return out
 
 

@@ -202,10 +202,23 @@ class Annotations:
             options = bound or [a.value for a in e.args[1:] if a.keyword is None]
             meaning = _union([self.annotation_value(o) for o in options]) if options else UNKNOWN_VALUE
             return Value(TYPE, item=meaning if meaning.kind != UNKNOWN or meaning.ref is not None else None)
+        elif isinstance(e, (cst.Name, cst.Attribute)):
+            # `LongTensor = torch.Tensor`: only a tensor class reads as a type here; any other
+            # name on the right may be a value (`lib = torch`, `default = Model`)
+            meaning = self.annotation_value(e)
+            return Value(TYPE, item=meaning) if meaning.kind == TENSOR else None
         else:
             return None
         meaning = self.annotation_value(e)
         return Value(TYPE, item=meaning) if meaning.kind != UNKNOWN or meaning.ref is not None else None
+
+    def declared_alias(self, ann: cst.BaseExpression, value: cst.BaseExpression) -> Optional[Value]:
+        """``MappedTriples: TypeAlias = LongTensor``: the annotation says the value is a type, so
+        any name on the right (this file's alias, an imported one) is read as one."""
+        if (self.aliases.qualify(ann) or dotted(ann) or "").split(".")[-1] != "TypeAlias":
+            return None
+        meaning = self.annotation_value(value)
+        return Value(TYPE, item=meaning if meaning.kind != UNKNOWN or meaning.ref is not None else None)
 
     def _names_type(self, e: cst.BaseExpression) -> bool:
         if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, cst.BitOr):

@@ -31,15 +31,17 @@ class FileSummary:
     # method names called on any receiver: key -> names called outside every loop of a function
     # holding a training loop (set-up); key -> every other name a function calls
     setup_methods: Dict[str, Set[str]] = field(default_factory=dict)
-    other_methods: Dict[str, Set[str]] = field(default_factory=dict)  # called in a loop (or a step loop)
-    plain_methods: Dict[str, Set[str]] = field(default_factory=dict)  # outside loops, no training loop there
+    other_methods: Dict[str, Set[str]] = field(default_factory=dict)  # in a step loop, or a loop after it
+    plain_methods: Dict[str, Set[str]] = field(default_factory=dict)  # in a function with no training loop
     # the same, called in an epoch loop outside its step loop: once per epoch (periodic)
     epoch_calls: Dict[str, Set[str]] = field(default_factory=dict)
     epoch_methods: Dict[str, Set[str]] = field(default_factory=dict)
+    # functions that open a file for writing (``open(path, "w")``): exports and reports
+    writes: Set[str] = field(default_factory=set)
 
 
-# A by-name call in straight-line code of a function whose frequency is unknown: it may not even
-# reach this method (any class's method of that name matches); it does not rule "once" out.
+# A by-name call (in a loop or not) in a function whose frequency is unknown: it may not even reach
+# this method (any class's method of that name matches); it does not rule "once" out.
 WEAK = "weak"
 
 
@@ -56,6 +58,7 @@ class CallGraph:
         self.plain_methods: Dict[str, Set[str]] = {}
         self.epoch_calls: Dict[str, Set[str]] = {}
         self.epoch_methods: Dict[str, Set[str]] = {}
+        self.writes: Set[str] = set()
         self.names: Dict[str, str] = {}
         self._resolved: Dict[str, Optional[str]] = {}
         hot_names = set(hot_names)
@@ -73,6 +76,7 @@ class CallGraph:
             self.plain_methods.update(s.plain_methods)
             self.epoch_calls.update(s.epoch_calls)
             self.epoch_methods.update(s.epoch_methods)
+            self.writes.update(s.writes)
             self.names.update(s.names)
             for key, name in s.names.items():
                 if names_function(key, name, hot_names):
@@ -90,12 +94,18 @@ class CallGraph:
 
     @classmethod
     def from_hot(cls, hot: Iterable[str], once: Optional[Dict[str, str]] = None) -> "CallGraph":
-        """A graph that only answers ``is_hot`` and ``runs_once``, from what a whole run worked
-        out (``hot()``, ``once()``) over every file."""
+        """A graph that only answers ``is_hot`` and ``runs_once``, from what a whole run worked out
+        (``hot()``, ``once_map()``)."""
         graph = cls(())
         graph._hot = set(hot)
         graph._once = dict(once or {})
         return graph
+
+    def once_map(self) -> Dict[str, str]:
+        """Every function ``runs_once`` answers for: key -> ``once`` / ``periodic``."""
+        if self._once is None:
+            self._once = self._find_once()
+        return self._once
 
     def resolve(self, key: str, depth: int = 0) -> Optional[str]:
         if depth:
@@ -165,21 +175,28 @@ class CallGraph:
         otherwise."""
         if key is None:
             return None
-        return self.once().get(key)
-
-    def once(self) -> Dict[str, str]:
-        """Every function ``runs_once`` labels, with its label."""
         if self._once is None:
             self._once = self._find_once()
-        return self._once
+        return self._once.get(key)
+
+    def _attr_resolved(self, caller: str) -> Set[str]:
+        """Method names ``caller`` calls on an attribute whose class the graph knows
+        (``@attr:`` callees that resolve)."""
+        out = set()
+        for c in self.functions.get(caller, ()):
+            if c.startswith("@attr:") and self.resolve(c) is not None:
+                out.add(c.rsplit(":", 1)[1])
+        return out
 
     def _find_once(self) -> Dict[str, str]:
         """Fixpoint over the call graph. Edges: resolved calls, and calls of a method by its name
         on a receiver of unknown class (``self.scheduler.set_timesteps(...)``, ``s.set_timesteps``)
         to every project method of that name. A function runs once when some caller calls it from
         set-up code, from a set-up method (``__init__``...) or runs once itself, and every other
-        caller does too, or (by name only) calls it in straight-line code of a function not known
-        to run every step; periodically when one of those is an epoch loop's call."""
+        caller does too, or (by name only) calls it from a function with no training loop that is
+        not known to run every step; periodically when one of those is an epoch loop's call (for a
+        caller by name only: when no caller calls it once). A by-name call on an attribute whose
+        class is known is that class's method only."""
         hot = self.hot()
         callers: Dict[str, List[tuple]] = {}  # callee -> [(caller, ONCE / PERIODIC / None)]
         for caller, callees in self.functions.items():
@@ -197,6 +214,9 @@ class CallGraph:
         for table, kind in ((self.setup_methods, ONCE), (self.epoch_methods, PERIODIC), (self.other_methods, None),
                             (self.plain_methods, WEAK)):
             for caller, names in table.items():
+                # `self.sched.set_timesteps()` with the attribute's class known: that class's method
+                # is the callee (a resolved edge), not every method of the name
+                names = names - self._attr_resolved(caller)
                 for n in names & by_name.keys():
                     name_callers.setdefault(n, []).append((caller, kind if caller not in hot else None))
 
@@ -217,17 +237,30 @@ class CallGraph:
             if cold(key) and key not in hot:  # what set-up methods call
                 todo.update(r for r in (self.resolve(c) for c in callees) if r is not None)
         once: Dict[str, str] = {}
+        # an export or report entry point: a function that writes a file and that nothing in the
+        # project calls (by name or resolved) runs when a user saves a result, not every step
+        # (not a special method: `evaluator(model)` calls `__call__` where no call names it)
+        for key in self.writes:
+            name = self.names.get(key, "")
+            if (key in self.functions and key not in hot and not callers.get(key) and not cold(key)
+                    and not name.startswith("__") and not name_callers.get(name)):
+                once[key] = ONCE
+                todo.update(r for r in (self.resolve(c) for c in self.functions.get(key, ())) if r is not None)
         changed = True
         while changed:
             changed = False
             for g in sorted(todo - once.keys()):
                 if g in hot or cold(g):
                     continue
-                edges = callers.get(g, []) + name_callers.get(self.names.get(g, ""), [])
+                resolved = callers.get(g, [])
+                edges = resolved + name_callers.get(self.names.get(g, ""), [])
                 kinds = [(kind if kind != WEAK else None) or once.get(caller) or (ONCE if cold(caller) else None)
                          or (WEAK if kind == WEAK else None) for caller, kind in edges]
                 if all(kinds) and (ONCE in kinds or PERIODIC in kinds):
-                    once[g] = PERIODIC if PERIODIC in kinds else ONCE
+                    # a caller by name only may not reach this method: its per-epoch call makes the
+                    # method periodic only when no caller calls it once
+                    periodic = PERIODIC in kinds[:len(resolved)] or ONCE not in kinds
+                    once[g] = PERIODIC if periodic else ONCE
                     changed = True
                     todo.update(r for r in (self.resolve(c) for c in self.functions.get(g, ())) if r is not None)
                     for n in self.other_methods.get(g, set()) | self.plain_methods.get(g, set()):
@@ -251,6 +284,7 @@ def summary_to_data(s: FileSummary) -> dict:
         "plain_methods": {k: sorted(v) for k, v in s.plain_methods.items()},
         "epoch_calls": {k: sorted(v) for k, v in s.epoch_calls.items()},
         "epoch_methods": {k: sorted(v) for k, v in s.epoch_methods.items()},
+        "writes": sorted(s.writes),
     }
 
 
@@ -270,4 +304,5 @@ def summary_from_data(d: dict) -> FileSummary:
         plain_methods={k: set(v) for k, v in d.get("plain_methods", {}).items()},
         epoch_calls={k: set(v) for k, v in d.get("epoch_calls", {}).items()},
         epoch_methods={k: set(v) for k, v in d.get("epoch_methods", {}).items()},
+        writes=set(d.get("writes", ())),
     )

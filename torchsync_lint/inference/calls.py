@@ -13,6 +13,7 @@ from typing import Optional
 import libcst as cst
 
 from torchsync_lint.inference import torch_facts as facts
+from torchsync_lint.inference import named_tuples
 from torchsync_lint.inference.index import ClassInfo, FunctionInfo, any_base
 from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.values import (
@@ -40,6 +41,7 @@ from torchsync_lint.inference.values import (
     Value,
     join,
     number,
+    operands_device,
     tensor,
 )
 from torchsync_lint.inference.torch_calls import SHAPE_KEEPING, DTYPE_NAMES, EXTERNAL_ROOTS, INT, MODULE_SELF_METHODS
@@ -59,9 +61,10 @@ class Calls:
             return self.project.instance(cls.key)
         if cls.is_module:
             return Value(MODULE, cls=cls.key)
-        if all(self.index.classes.get(b.split(".")[-1]) is not None or b.split(".")[0] in ("builtins", "object")
-               for b in cls.bases):
-            return Value(OBJECT, cls=cls.key)  # every base is known here: no nn.Module among them
+        if all(self.index.classes.get(b.split(".")[-1]) is not None or b == "object"
+               or (b.split(".")[0] in EXTERNAL_ROOTS and b.split(".")[0] != "torch") for b in cls.bases):
+            # every base is known here or is no torch class (`NamedTuple`, `Generic[T]`, `ABC`): no nn.Module
+            return Value(OBJECT, cls=cls.key)
         return self._ref(("call", cls.key))
 
     def _module_by_bases(self, cls: ClassInfo) -> bool:
@@ -146,23 +149,23 @@ class Calls:
         return None
 
     def _first_tensor_device(self, call: cst.Call, scope: Scope) -> Optional[str]:
-        devices = set()
+        operands = []
         numbers_only = any(a.keyword is None for a in call.args)
         for a in call.args:
             if a.keyword is None:
                 v = self.infer(a.value, scope)
                 numbers_only = numbers_only and v.kind == NUMBER
-                if v.kind in (TENSOR, TENSOR_SEQ):
-                    devices.add(v.device)
+                if v.kind == TENSOR:
+                    operands.append(v)
+                elif v.kind == TENSOR_SEQ:  # each member has the sequence's rank, not the sequence's
+                    operands.append(tensor(v.device))
                 elif v.kind in (LIST, TUPLE):
-                    devices.update(x.device for x in v.elts if x.kind == TENSOR)
+                    operands.extend(x for x in v.elts if x.kind == TENSOR)
                     if v.item is not None and v.item.kind == TENSOR:
-                        devices.add(v.item.device)
-        if CUDA in devices:
-            return CUDA
-        if numbers_only and self.device_arg(call, scope) is None:
+                        operands.append(v.item)
+        if not operands and numbers_only and self.device_arg(call, scope) is None:
             return CPU  # `torch.div(n, 2)` of Python numbers wraps them in CPU tensors
-        return CPU if devices == {CPU} else None
+        return operands_device(operands) if operands else None
 
     def _call(self, call: cst.Call, scope: Scope) -> Value:
         func = call.func
@@ -170,6 +173,10 @@ class Calls:
         if q is None and isinstance(func, cst.Name):
             ref = scope.lookup(func.value)  # `window_fn(n)` with `window_fn=torch.hamming_window`
             q = ref.cls if ref is not None and ref.kind == FUNC else None
+        if q in named_tuples.FACTORIES:
+            return named_tuples.constructor(call) or UNKNOWN_VALUE
+        if q is not None and q.startswith(named_tuples.PREFIX):
+            return named_tuples.construct(q, call, lambda e: self.infer(e, scope))
         if q is not None:
             v = self._qualified_call(q, call, scope)
             if (v is not None and v.kind == TENSOR and v.ndim is None and q.startswith("torch.")

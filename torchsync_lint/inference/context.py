@@ -155,7 +155,7 @@ class FileContext:
             return
         self._funcs.append(info)
         self.frequency.enter_frame(training_loops(node, info.hot_loops) if info.hot_loops else {},
-                                   bool(node.decorators) and caches_result(node, self.aliases.qualify))
+                                   bool(node.decorators) and caches_result(node, self.aliases.qualify), node)
         self._scopes.append(Scope(info, self.scope, dict(self.evaluator.params(info))))
         self._values.clear()
         self._saved_loops = getattr(self, "_saved_loops", [])

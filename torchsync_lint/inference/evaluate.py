@@ -185,6 +185,10 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
 
     def annotated(self, ann: cst.BaseExpression, value: Optional[cst.BaseExpression], scope: Scope) -> Value:
         """``name: ann = value``: the annotation, unless the value says more (``m: Tensor = x > 0`` is bool)."""
+        if value is not None and scope.func is None and scope.cls is None:
+            alias = self.declared_alias(ann, value)
+            if alias is not None:
+                return alias
         v = self.annotation_value(ann)
         if value is not None and (v.kind == UNKNOWN or (v.kind == TENSOR and v.device is None and v.dtype is None)):
             got = self.infer(value, scope)
@@ -313,6 +317,10 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
         if typ is cst.Dict:
             return self._dict_literal(e, scope)
         if typ is cst.Attribute:
+            if scope.func is None and scope.cls is None:
+                alias = self.type_expression(e)  # `LongTensor = torch.Tensor`
+                if alias is not None:
+                    return alias
             return self._attribute(e, scope)
         if scope.func is None and scope.cls is None and typ in (cst.Subscript, cst.BinaryOperation, cst.Call):
             alias = self.type_expression(e)  # `NdarrayOrTensor = np.ndarray | torch.Tensor`

@@ -13,6 +13,7 @@ import libcst as cst
 
 from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference import torch_facts as facts
+from torchsync_lint.inference import named_tuples
 from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.signatures import refine_annotation
 from torchsync_lint.inference.values import (
@@ -40,6 +41,7 @@ from torchsync_lint.inference.values import (
     Value,
     join_members,
     number,
+    operands_device,
     tensor,
 )
 from torchsync_lint.inference.torch_calls import EXTERNAL_ROOTS, BOOL, DTYPE_NAMES, INT, SHAPE_ATTRS
@@ -110,6 +112,9 @@ class Expressions:
                 return number("float")
             return _function_reference(q)
         base = self.infer(e.value, scope)
+        named = named_tuples.field(base, attr)
+        if named is not None:
+            return named
         if base.kind == SELF:
             local = scope.lookup(SELF_ATTR + attr)
             return local if local is not None else self.self_attr(scope.cls, attr)
@@ -207,8 +212,7 @@ class Expressions:
             other = b if a.kind == TENSOR else a
             if other.kind not in (TENSOR, NUMBER, SIZE, NDARRAY, LIST, UNKNOWN):
                 return UNKNOWN_VALUE
-            devices = {v.device for v in (a, b) if v.kind == TENSOR}
-            device = CUDA if CUDA in devices else (CPU if devices == {CPU} else None)
+            device = operands_device([v for v in (a, b) if v.kind == TENSOR])
             if isinstance(e.operator, (cst.Divide,)):
                 dtype = "float"
             elif isinstance(e.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)) and {a.dtype, b.dtype} <= {"bool"}:
@@ -249,9 +253,7 @@ class Expressions:
         vals = [_device_batch_member(v) for v in vals]
         tensors = [v for v in vals if v.kind == TENSOR]
         if tensors:
-            devices = {v.device for v in tensors}
-            device = CUDA if CUDA in devices else (CPU if devices == {CPU} else None)
-            return tensor(device, "bool").with_(assumed=all(v.assumed for v in tensors))
+            return tensor(operands_device(tensors), "bool").with_(assumed=all(v.assumed for v in tensors))
         if any(v.kind in (UNKNOWN, TENSOR_SEQ, MODULE, SELF) for v in vals):
             return UNKNOWN_VALUE
         if any(v.kind == NDARRAY for v in vals):

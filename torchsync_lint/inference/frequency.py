@@ -7,15 +7,21 @@ the class of the innermost such block (the branch's test itself still runs every
 default report shows the every-step ones.
 
 Classes, most specific wins: ``error-path`` (``except`` handlers, branches ending in ``raise``,
-branches that warn (``warnings.warn``, ``logger.warning``/``error``), ``assert`` messages), ``once`` (first-call caching: ``if X is None:`` that assigns X,
+branches that warn (``warnings.warn``, ``logger.warning``/``error``), branches that print and
+repair the value their test found out of range (``if v.item() > 1: print(...); v = one``),
+``assert`` messages), ``once`` (first-call caching: ``if X is None:`` that assigns X,
 ``if not hasattr(obj, "a"):``, ``if k not in cache:`` that stores ``cache[k]``; first-iteration
 flags: ``if first:`` whose branch or enclosing loop sets ``first = False``, ``if not done:`` that
-sets it True, ``if i == 0:`` on a loop's counter; the body of a ``functools.cache``/``lru_cache``/
-``cached_property`` function, which runs once per argument set), ``periodic`` (a branch whose test
-takes a remainder: ``step % N == 0``).
+sets it True, ``if i == 0:`` / ``if i < 3:`` on a training loop's counter; the body of a
+``functools.cache``/``lru_cache``/``cached_property`` function, which runs once per argument set),
+``periodic`` (a branch whose test takes a remainder: ``step % N == 0``; a step hook's branch on
+its first batches, ``if batch_idx < 10:``, taken in every epoch).
 
 In a function that contains a training loop (a loop that calls ``.backward()`` or ``.step()``),
-the code before and after that loop, outside every loop, runs once per call: it is ``set-up`` (``SETUP``), which the
+the code before and after that loop, outside every loop, runs once per call, and so does a loop
+that comes before the first training loop (over references to encode, parameters to set, a
+schedule to build: nothing has stepped yet); a loop after it keeps its own label (an evaluation
+pass over data runs once per batch). Set-up code is ``set-up`` (``SETUP``), which the
 engine turns into ``once`` unless the function itself runs every step (a step hook, or hot through
 the call graph). What such set-up code calls, when nothing else calls it, runs once too
 (``hotness.CallGraph.runs_once``). Set-up code (``__init__``, module level) and test files are
@@ -28,6 +34,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from torchsync_lint.inference.index import STEP_HOOKS
 # the classes themselves live in ``labels`` (read without a syntax tree); re-exported here
 from torchsync_lint.inference.labels import (  # noqa: F401
     CLASSES,
@@ -141,19 +148,44 @@ def _counter(loop: cst.CSTNode) -> Optional[str]:
     return None
 
 
+def _early_counters(test: cst.BaseExpression) -> List[str]:
+    """Names the test requires to be small: ``i == 0``, ``i < 10``, ``i <= 2`` (an int literal
+    bound), alone or as one part of an ``and``."""
+    out: List[str] = []
+    parts: List[cst.BaseExpression] = [test]
+    while parts:
+        t = parts.pop()
+        if isinstance(t, cst.BooleanOperation) and isinstance(t.operator, cst.And):
+            parts.extend((t.left, t.right))
+        elif (isinstance(t, cst.Comparison) and len(t.comparisons) == 1 and isinstance(t.left, cst.Name)
+              and isinstance(t.comparisons[0].comparator, cst.Integer)):
+            op, bound = t.comparisons[0].operator, t.comparisons[0].comparator.value
+            if isinstance(op, (cst.LessThan, cst.LessThanEqual)) or (isinstance(op, cst.Equal) and bound == "0"):
+                out.append(t.left.value)
+    return out
+
+
+def batch_index_param(node: cst.FunctionDef) -> Optional[str]:
+    """The batch-index parameter of a step hook (``training_step(self, batch, batch_idx)``): the
+    framework counts it from 0 in every epoch."""
+    if node.name.value not in STEP_HOOKS:
+        return None
+    names = [p.name.value for p in node.params.params]
+    if names and names[0] in ("self", "cls"):
+        names = names[1:]
+    return names[1] if len(names) >= 2 else None
+
+
 def _first_iteration(test: cst.BaseExpression, body: cst.BaseSuite, loops: List[cst.CSTNode], training) -> bool:
     """A branch that runs on the first pass only: ``if not self._started:`` that sets it True (an
     attribute keeps its value between calls); in a training loop (ids in ``training``), ``if
-    first:`` that the branch or the loop turns off (``first = False``), ``if i == 0:`` on the
-    loop's counter. A local flag in any other loop is reset with every call of its function."""
+    first:`` that the branch or the loop turns off (``first = False``), ``if i == 0:`` / ``if i <
+    3:`` on the loop's counter (the first iterations). A local flag in any other loop is reset
+    with every call of its function."""
     loop = loops[-1] if loops else None
     in_training = loop is not None and id(loop) in training
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        comp = test.comparisons[0]
-        if (in_training and isinstance(comp.operator, cst.Equal) and isinstance(comp.comparator, cst.Integer)
-                and comp.comparator.value == "0" and isinstance(test.left, cst.Name)):
-            return test.left.value == _counter(loop)
-        return False
+    if isinstance(test, (cst.Comparison, cst.BooleanOperation)):
+        return in_training and _counter(loop) in _early_counters(test)
     flag = _flag_test(test)
     if flag is None:
         return False
@@ -253,6 +285,56 @@ def _warns(body: cst.BaseSuite) -> bool:
     return False
 
 
+def _names_read(test: cst.BaseExpression) -> set:
+    """Dotted names a branch test reads (``ssim.item() > 1.0`` reads ``ssim``)."""
+    out, stack = set(), [test]
+    while stack:
+        n = stack.pop()
+        name = dotted(n) if isinstance(n, (cst.Name, cst.Attribute)) else None
+        if name is not None:
+            parts = name.split(".")
+            out.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))  # `v.item` reads `v`
+            continue
+        if not isinstance(n, cst.Lambda):
+            stack.extend(iter_children(n))
+    return out
+
+
+_ORDER = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
+
+
+def _bounds_check(test: cst.BaseExpression) -> bool:
+    """The test compares a value with a bound (``<``, ``>``, ``<=``, ``>=``)."""
+    stack = [test]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Comparison) and any(isinstance(c.operator, _ORDER) for c in n.comparisons):
+            return True
+        if isinstance(n, (cst.BooleanOperation, cst.UnaryOperation)):
+            stack.extend(iter_children(n))
+    return False
+
+
+def _reports_and_repairs(test: cst.BaseExpression, body: cst.BaseSuite) -> bool:
+    """``if loss.item() > 1.0: print("out of range, clamping"); loss = one``: the test checks a
+    bound, one of the block's own statements prints, and the block assigns a name the test reads:
+    a branch that reports and repairs a bad value, taken only when something is off."""
+    stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
+    smalls = [sm for st in stmts for sm in (st.body if isinstance(st, cst.SimpleStatementLine) else
+                                            [st] if isinstance(st, cst.BaseSmallStatement) else [])]
+    prints = any(isinstance(sm, cst.Expr) and isinstance(sm.value, cst.Call) and isinstance(sm.value.func, cst.Name)
+                 and sm.value.func.value == "print" for sm in smalls)
+    if not prints or not _bounds_check(test):
+        return False
+    read = _names_read(test)
+    for sm in smalls:
+        targets = [t.target for t in sm.targets] if isinstance(sm, cst.Assign) else [sm.target] if isinstance(
+            sm, (cst.AnnAssign, cst.AugAssign)) else []
+        if any(dotted(t) in read for t in targets):
+            return True
+    return False
+
+
 def _ends_in_raise(body: cst.BaseSuite) -> bool:
     stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
     if not stmts:
@@ -272,19 +354,22 @@ class FrequencyTracker:
         self._stack: List[str] = []
         self._assert_msgs: set = set()
         # per function being walked: [class outside its training loops, its training_loops,
-        # step loops open, epoch loops open]; and the loops open in it (first-iteration flags)
+        # step loops open, epoch loops open, a training loop left already, the batch-index
+        # parameter of a step hook]; and the loops open in it (first-iteration flags)
         self._frames: List[list] = []
         self._loops: List[List[cst.CSTNode]] = [[]]
 
     def enter_if(self, node: cst.If) -> None:
         cls = None
-        if _ends_in_raise(node.body) or _warns(node.body):
+        if _ends_in_raise(node.body) or _warns(node.body) or _reports_and_repairs(node.test, node.body):
             cls = ERROR_PATH
         elif _first_call_cache(node.test, node.body) or _first_iteration(
                 node.test, node.body, self._loops[-1], self._frames[-1][1] if self._frames else {}):
             cls = ONCE
         elif _takes_remainder(node.test):
             cls = PERIODIC
+        elif self._frames and self._frames[-1][5] is not None and self._frames[-1][5] in _early_counters(node.test):
+            cls = PERIODIC  # a step hook's first batches (`if batch_idx < 10:`): in every epoch
         if cls is not None:
             self._blocks[id(node.body)] = cls
         orelse = node.orelse
@@ -316,9 +401,10 @@ class FrequencyTracker:
             return ERROR_PATH
         cls = self._stack[-1] if self._stack else EVERY_STEP
         if self._frames:
-            outside, _loops, steps, epochs = self._frames[-1]
-            # in another loop of such a function (an evaluation loop): as often as that loop runs
-            floor = None if steps else PERIODIC if epochs else None if self._loops[-1] else outside
+            outside, _loops, steps, epochs, trained, _index = self._frames[-1]
+            # in another loop of such a function: set-up before the first training loop; after it
+            # (an evaluation pass), as often as that loop runs
+            floor = None if steps else PERIODIC if epochs else None if self._loops[-1] and trained else outside
             if floor is not None:
                 cls = combine(floor, cls)
         return cls
@@ -330,14 +416,16 @@ class FrequencyTracker:
         if self._stack:
             self._stack.pop()
 
-    def enter_frame(self, loops: Dict[int, bool], cached: bool) -> None:
+    def enter_frame(self, loops: Dict[int, bool], cached: bool, node: Optional[cst.FunctionDef] = None) -> None:
         """Called with each function entered (``FileContext``), with its ``training_loops``: one
         whose body holds a training loop runs its other code once per call (``SETUP``), and an
-        epoch loop's own code periodically; a cached function runs once throughout."""
+        epoch loop's own code periodically; a cached function runs once throughout; a step hook's
+        branch on its first batches runs periodically."""
+        index = batch_index_param(node) if node is not None else None
         if cached:
-            self._frames.append([ONCE, {}, 0, 0])
+            self._frames.append([ONCE, {}, 0, 0, False, index])
         else:
-            self._frames.append([SETUP if loops else None, loops, 0, 0])
+            self._frames.append([SETUP if loops else None, loops, 0, 0, False, index])
         self._loops.append([])
 
     def leave_frame(self) -> None:
@@ -351,6 +439,8 @@ class FrequencyTracker:
             step = frame[1].get(id(node))
             if step is not None:
                 frame[2 if step else 3] += by
+                if by < 0:
+                    frame[4] = True  # a training loop has run: later loops are not set-up
 
     def enter_loop(self, node: cst.CSTNode) -> None:
         self._loops[-1].append(node)

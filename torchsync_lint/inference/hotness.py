@@ -10,18 +10,24 @@ Functions that run once (``runs_once``): those called from the set-up code of a 
 training loop (before or after the loop: building, evaluating, plotting, reporting) or from a
 set-up method (``__init__``...), when every caller the project knows calls them from such code,
 from another function that runs once, or from a set-up method, and nothing hot reaches them. A
-method called on a receiver of unknown class counts every call of its name as a caller.
+method called on a receiver of unknown class counts every call of its name as a caller. An export
+or report entry point (a function that writes a file, ``open(path, "w")``, and that nothing in the
+project calls; not a special method such as ``__call__``, whose calls name no function) runs once,
+with what it calls.
 """
 
 from __future__ import annotations
 
-from typing import Set
+from typing import List, Set
+
+import libcst as cst
 
 from torchsync_lint.inference import torch_facts
 # the summaries' data and the graph over them read no syntax: ``callgraph``, re-exported here
 from torchsync_lint.inference.callgraph import WEAK, CallGraph, FileSummary  # noqa: F401
 from torchsync_lint.inference.frequency import training_loops
 from torchsync_lint.inference.index import STEP_HOOKS, FileIndex
+from torchsync_lint.syntax.walk import iter_children
 
 
 _BUILTIN_METHODS = frozenset(n for t in (list, dict, set, str, bytes, tuple) for n in dir(t))
@@ -33,24 +39,30 @@ def _named(names) -> Set[str]:
 
 
 def _split_calls(s: FileSummary, key: str, f) -> Set[str]:
-    """Calls of a function holding a training loop: outside every loop (set-up), in an epoch loop
-    outside its step loop (per epoch), in any other loop (as often as that loop runs). Returns the
-    callees called only per epoch."""
+    """Calls of a function holding a training loop: outside every loop, or in a loop before the
+    first training loop (set-up), in an epoch loop outside its step loop, or in another loop
+    inside it (per epoch), in any other loop (as often as that loop runs). Returns the callees
+    called only in an epoch loop's own code (no hot roots)."""
     loops = training_loops(f.node, f.hot_loops)
     setup, epoch, other = (set(), set()), (set(), set()), set()
     stepped: Set[str] = set()
+    looped: Set[str] = set()
+    trained = False  # call_loops is in source order: a training loop has been seen
     for callee, name, around in f.call_loops:
         kinds = [loops.get(lp) for lp in around]
         if True in kinds:  # in a step loop: every step (resolved calls are hot through the loop's calls)
+            trained = True
             if name is not None:
                 other.add(name)
             if callee is not None:
                 stepped.add(callee)
             continue
-        if not around:
+        if not around or not trained and False not in kinds:
             target = setup
-        elif kinds and all(k is False for k in kinds):
+        elif False in kinds:  # in an epoch loop, or in another loop inside one
             target = epoch
+            if callee is not None and None in kinds:
+                looped.add(callee)  # an inner loop's callee stays a hot root, as before
         else:
             if name is not None:
                 other.add(name)
@@ -63,7 +75,28 @@ def _split_calls(s: FileSummary, key: str, f) -> Set[str]:
                           (s.epoch_methods, _named(epoch[1])), (s.other_methods, _named(other))):
         if values:
             table[key] = values
-    return epoch[0] - stepped
+    return epoch[0] - stepped - looped
+
+
+_WRITE_MODES = frozenset("wx")
+
+
+def _opens_for_writing(node: cst.CSTNode) -> bool:
+    """The function (not a nested one) calls the builtin ``open`` with a mode that creates or
+    overwrites a file (``"w"``, ``"wb"``, ``"x"``; not ``"a"``, which logs add to)."""
+    stack: List[cst.CSTNode] = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "open":
+            mode = None
+            for i, a in enumerate(n.args):
+                if (a.keyword is not None and a.keyword.value == "mode") or (a.keyword is None and i == 1):
+                    mode = a.value
+            if isinstance(mode, cst.SimpleString) and _WRITE_MODES & set(mode.evaluated_value):
+                return True
+        if n is node or not isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            stack.extend(iter_children(n))
+    return False
 
 
 def summarise(index: FileIndex) -> FileSummary:
@@ -75,16 +108,18 @@ def summarise(index: FileIndex) -> FileSummary:
         epoch_only = _split_calls(s, key, f) if f.hot_loops else set()
         s.loop_calls.update(f.hot_calls - epoch_only)
         if not f.hot_loops:
-            plain, looped = _named(f.method_names), _named(f.looped_method_names)
+            # by name, from a function whose frequency is unknown, in a loop or not: it may not
+            # even reach the method of that name; it does not rule "once" out (WEAK)
+            plain = _named(f.method_names | f.looped_method_names)
             if plain:
                 s.plain_methods[key] = plain
-            if looped:
-                s.other_methods[key] = looped
         if f.is_method and (f.name == "forward" or (f.name == "__call__" and f.cls.is_module)):
             s.roots.add(key)
         if f.name in STEP_HOOKS:
             s.roots.add(key)
     s.loop_calls.update(index.module_hot_calls)
+    opener = index.module_name + ".open"
+    s.writes.update(key for key, f in index.functions.items() if opener in f.calls and _opens_for_writing(f.node))
     for cls in index.classes.values():
         bases = []
         for b in cls.bases:

@@ -152,6 +152,7 @@ class FileIndex(cst.CSTVisitor):
         # type, they yield host batches
         self.batch_iters: Set[int] = set()
         self._moved_loops: Set[int] = set()
+        self._loop_moved: Dict[int, Set[str]] = {}  # open for loop -> names moved to a device in it
         self._for_targets: List[tuple] = []  # open for loops of this function: (node, names bound)
         # calls in a for loop that pass the loop's target: id(loop) -> [(callee key, position, keyword)];
         # kept for training-step loops by id() of their iterable (``passes_batch``)
@@ -193,8 +194,11 @@ class FileIndex(cst.CSTVisitor):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         bases = []
         for arg in node.bases:
-            name = self.aliases.qualify(arg.value) or dotted(arg.value)
-            if name:
+            base = arg.value
+            if isinstance(base, cst.Subscript):  # `Loop[Batch]`, `Dataset[T]`: the generic class
+                base = base.value
+            name = self.aliases.qualify(base) or dotted(base)
+            if arg.keyword is None and name:
                 bases.append(name)
         info = ClassInfo(node.name.value, self._join(self._prefix(), node.name.value), node, bases)
         info.is_module = any(self._is_module_base(b) for b in bases)
@@ -280,12 +284,22 @@ class FileIndex(cst.CSTVisitor):
         self._bindings().append(("for", node.target, node.iter))
         self._enter_loop(node)
         self._for_targets.append((node, target_names(node.target)))
+        self._note_sources(node.iter, node.target)  # `for k, v in sample.items():` parts of `sample`
 
     def leave_For(self, node: cst.For) -> None:
         self._leave_loop(node)
         self._for_targets.pop()
+        names = target_names(node.target)
+        moved_here = self._loop_moved.pop(id(node), set())
+        comp = self._func_stack[-1].comp_sources if self._func_stack else {}
+        if any(comp.get(m) in names for m in moved_here):
+            self._moved_loops.add(id(node))  # `{k: v.to(d) for k, v in sample.items()}`
         if id(node) in self._moved_loops and id(node) in self.hot_loops:
-            self.batch_iters.add(id(node.iter))
+            it = node.iter
+            self.batch_iters.add(id(it))
+            while isinstance(it, cst.Call) and it.args and isinstance(it.func, cst.Name) and it.func.value in _WRAPPERS:
+                it = it.args[0].value  # `enumerate(loader)`: the evaluator asks about the loader
+                self.batch_iters.add(id(it))
         passes = self._loop_passes.pop(id(node), None)
         if passes and id(node) in self.hot_loops:
             it = node.iter
@@ -296,13 +310,16 @@ class FileIndex(cst.CSTVisitor):
                 self.loop_passes[id(it)] = passes
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._note_sources(node.iter, node.target)
+
+    def _note_sources(self, it: cst.BaseExpression, target: cst.BaseExpression) -> None:
+        """Names bound by iterating over a name (or its ``items()``/``values()``): which name they are parts of."""
         if not self._func_stack:
             return
-        it = node.iter
         if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in ("items", "values"):
             it = it.func.value
         if isinstance(it, cst.Name):
-            for name in target_names(node.target):
+            for name in target_names(target):
                 self._func_stack[-1].comp_sources[name] = it.value
 
     def passes_batch(self, iterable: cst.BaseExpression) -> bool:
@@ -348,6 +365,14 @@ class FileIndex(cst.CSTVisitor):
             self._func_stack[-1].returns.append(node.value)
 
     def _record_self_attr(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            # `self.degrees, self.offset = helper(...)`: each attribute gets its element of the
+            # value, as the expression `value[i]` (a tuple's element, as inference reads it)
+            elements = target.elements
+            if not any(isinstance(el, cst.StarredElement) for el in elements):
+                for i, el in enumerate(elements):
+                    self._record_self_attr(el.value, _element_of(value, i))
+            return
         if (
             isinstance(target, cst.Attribute)
             and isinstance(target.value, cst.Name)
@@ -405,6 +430,7 @@ class FileIndex(cst.CSTVisitor):
                 moved = moved.value  # batch["x"].to(d), batch.images.to(d)
             if isinstance(moved, cst.Name):
                 for loop, names in self._for_targets:
+                    self._loop_moved.setdefault(id(loop), set()).add(moved.value)
                     if moved.value in names:
                         self._moved_loops.add(id(loop))
         if isinstance(func, cst.Attribute) and func.attr.value in STEP_CALL_ATTRS and self._loop_stack:
@@ -549,3 +575,11 @@ def target_names(target: cst.BaseExpression) -> frozenset:
         elif isinstance(n, cst.StarredElement):
             stack.append(n.value)
     return frozenset(names)
+
+
+def _element_of(value: cst.BaseExpression, i: int) -> cst.BaseExpression:
+    """The expression ``value[i]``, made for inference only (it has no place in the source)."""
+    if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) > i \
+            and not any(isinstance(el, cst.StarredElement) for el in value.elements):
+        return value.elements[i].value
+    return cst.Subscript(value=value, slice=[cst.SubscriptElement(slice=cst.Index(value=cst.Integer(str(i))))])

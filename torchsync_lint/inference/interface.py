@@ -131,6 +131,18 @@ def _method_calls(index: FileIndex, evaluator: Evaluator) -> List[list]:
             recv_expr = call.func.value if key.startswith(".") else call.func
             scope = evaluator.summary_scope(site.caller) if site.caller is not None else evaluator.module_scope()
             recv = evaluator.infer(recv_expr, scope)
+            own = site.caller.cls if site.caller is not None else None
+            if (key.startswith("self.") and own is not None and recv.kind not in (MODULE, OBJECT)
+                    and key[5:] not in own.attrs):
+                # `self.process(batch)`: a method of the class, which subclasses in other files
+                # may override; the project hands the arguments to every override
+                args = [evaluator.argument(site.caller, call, a.value) for a in call.args if a.keyword is None]
+                kwargs = {a.keyword.value: evaluator.argument(site.caller, call, a.value)
+                          for a in call.args if a.keyword is not None}
+                if any(_informative_argument(v) for v in list(args) + list(kwargs.values())):
+                    out.append(["@self", own.key, key[5:], [to_data(v) for v in args],
+                                {k: to_data(v) for k, v in kwargs.items()}])
+                continue
             if recv.kind in (MODULE, OBJECT):
                 if recv.cls is None or recv.cls.startswith("torch.") or evaluator._local_class(recv.cls) is not None:
                     continue
@@ -141,6 +153,11 @@ def _method_calls(index: FileIndex, evaluator: Evaluator) -> List[list]:
                       for a in call.args if a.keyword is not None}
             out.append(["@method", to_data(recv), name, args, kwargs])
     return out
+
+
+def _informative_argument(v) -> bool:
+    """An argument that can change what a callee's rules decide: not a plain number or string."""
+    return v.ref is not None or v.kind not in (UNKNOWN, NUMBER, STR, NONE)
 
 
 def _base_key(index: FileIndex, base: str) -> str:

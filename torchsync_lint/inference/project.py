@@ -49,6 +49,7 @@ class Project:
         self._loader = loader
         self._functions: Dict[str, Tuple[dict, dict]] = {}  # key -> (interface, function data)
         self._classes: Dict[str, Tuple[dict, dict]] = {}
+        self._definers: Optional[Dict[str, List[Tuple[str, str]]]] = None  # method name -> (class, method)
         self._given = len(interfaces)
         rest = iter(interfaces.values())
         if tables is not None and tables._loader is None and _prefix(tables._ifaces, interfaces, tables._given):
@@ -76,6 +77,7 @@ class Project:
             self._functions.setdefault(key, (iface, f))
         for key, c in iface.get("classes", {}).items():
             self._classes.setdefault(key, (iface, c))
+        self._definers: Optional[Dict[str, List[Tuple[str, str]]]] = None  # method name -> (class, method)
 
     def module(self, name: str) -> Optional[dict]:
         if name in self._ifaces:
@@ -326,8 +328,18 @@ class Project:
     def calls_from(self, iface: Optional[dict]) -> List[Tuple[str, list, dict]]:
         """One file's calls into the project, each with the key of the function it reaches
         (``obj.method(...)`` entries: the method of the class the receiver resolves to)."""
-        out = []
+        out: List[Tuple[str, list, dict]] = []
+        if test_module((iface or {}).get("module", "")):
+            # a package's own tests show what its API takes, but they leave defaults out as its
+            # users need not (`Trainer(model)` with `device="cpu"`): marked, they do not make a
+            # default count (``has_callers``)
+            return [(key, args, dict(kwargs, **{TEST_CALL: True})) for key, args, kwargs in
+                    self.calls_from(dict(iface, module=""))]
         for entry in (iface or {}).get("calls", ()):
+            if entry[0] == "@self":
+                _, cls_key, name, args, kwargs = entry
+                out.extend((key, args, kwargs) for key in self._dispatch(cls_key, name))
+                continue
             key = self.call_target(entry)
             if key is not None:
                 out.append((key, entry[-2], entry[-1]))  # its args and kwargs
@@ -343,6 +355,23 @@ class Project:
             return None
         return loc[1] if loc[0] == "function" else (self.find_method(loc[1], "__init__") if loc[0] == "class" else None)
 
+    def _dispatch(self, cls_key: str, name: str) -> List[str]:
+        """What ``self.name(...)`` in a method of ``cls_key`` may run: the method the class
+        inherits or defines, and every override in a project subclass."""
+        out = []
+        found = self.find_method(cls_key, name)
+        if found is not None:
+            out.append(found)
+        if self._definers is None:
+            self._definers = {}
+            for key, (_, c) in self._classes.items():
+                for n, m in c.get("methods", {}).items():
+                    self._definers.setdefault(n, []).append((key, m))
+        for key, m in self._definers.get(name, ()):
+            if key != cls_key and m not in out and cls_key in self.mro(key):
+                out.append(m)
+        return out
+
     def _method_of(self, recv: Value, name: str) -> Optional[str]:
         v = self.deep(recv)
         if v.kind not in ("module", "object") or v.cls is None:
@@ -356,7 +385,8 @@ class Project:
         return m
 
     def has_callers(self, key: str) -> bool:
-        return key in self._call_index()
+        """Some file that is not a test calls the function."""
+        return any(TEST_CALL not in kwargs for _args, kwargs in self._call_index().get(key, ()))
 
     def passes_informative(self, key: str, informative: Callable[[Value], bool]) -> bool:
         """Some call site in another file passes the function an argument that can change what
@@ -364,7 +394,7 @@ class Project:
         for args, kwargs in self._call_index().get(key, ()):
             if args is None:
                 return True  # *args: anything
-            for data in list(args) + list(kwargs.values()):
+            for data in list(args) + [v for k, v in kwargs.items() if k != TEST_CALL]:
                 if data is not None and informative(self.deep(from_data(data))):
                     return True
         return False
@@ -400,6 +430,17 @@ def _prefix(given: Dict[str, Optional[dict]], interfaces: Dict[str, dict], n: in
     """The first ``n`` entries of ``given`` are the first ``n`` of ``interfaces`` (same names, same objects)."""
     return len(interfaces) >= n and all(
         a == b and x is y for (a, x), (b, y) in zip(itertools.islice(given.items(), n), interfaces.items()))
+
+
+TEST_CALL = "@test"  # a keyword no call can pass: marks the calls of a test module
+
+
+def test_module(name: str) -> bool:
+    """A module of a package's test suite: a ``tests``/``test`` package, ``test_*``, ``*_test``, ``conftest``."""
+    parts = name.split(".")
+    last = parts[-1] if parts else ""
+    return (any(p in ("tests", "test") for p in parts[:-1]) or last.startswith("test_") or last.endswith("_test")
+            or last in ("conftest", "tests", "test"))
 
 
 def _assumed(v: Value) -> Value:

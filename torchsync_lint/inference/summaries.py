@@ -122,9 +122,12 @@ class Summaries:
                     pos = i - (1 if func.is_method and not is_static else 0)
                     at = pos if param in positional else None
                     passed = self._passed(func, name, at)
-                    if (passed is None or passed.kind != TENSOR) and self.project is not None and func.parent is None and (
+                    if (passed is None or passed.kind != TENSOR) and func.parent is None and (
                             not func.is_method or func.name == "__init__"):
-                        passed = self.project.param(func.key, name, at)
+                        if self.project is not None:
+                            passed = self.project.param(func.key, name, at)
+                        if self.project is None or self.recorded is not None:
+                            self.open_params.add(func.key)  # callers in other files: the project pass asks
                     if passed is not None and passed.kind == TENSOR and not passed.assumed:
                         v = join_maybe(v, passed)
                 if v.kind in (DICT, LIST, TUPLE) and v.item is None and not v.elts and not self.assume_params:
@@ -175,7 +178,8 @@ class Summaries:
     def _entry_device(self, func: FunctionInfo, name: str, pos: Optional[int], default: Value) -> Value:
         """``def schedule(n, device="cpu")`` that no call in the project reaches: an entry point whose
         callers (outside the project) pick the device; the CPU default says nothing about them."""
-        if func.parent is not None or func.name.startswith("_"):
+        private = func.name.startswith("_") and not (func.name.startswith("__") and func.name.endswith("__"))
+        if func.parent is not None or private:  # a constructor (`__init__`) is as public as its class
             return default
         if self.project is None:
             # a file on its own: its calls are all there are (in a run, the project pass asks again)
@@ -298,7 +302,7 @@ class Summaries:
         where ``obj`` is an instance of its class (``self.solver.step(t, y)``) and, for
         ``__init__``, ``Cls(...)``; for a function, ``name(...)``."""
         if not func.is_method:
-            return self.index.call_sites.get(func.name, []) + self._indirect_sites(func)
+            return self.index.call_sites.get(func.name, []) + self._indirect_sites(func) + self._stored_sites(func)
         sites = list(self.index.call_sites.get("self." + func.name, []))
         if func.name == "__init__" and func.cls is not None:
             sites += self.index.call_sites.get(func.cls.name, [])
@@ -319,6 +323,21 @@ class Summaries:
                 finally:
                     self._busy.discard(key)
         return sites
+
+    def _stored_sites(self, func: FunctionInfo) -> list:
+        """``self.solver = step`` in a method of a class of the file: that class's
+        ``self.solver(t, y)`` calls are calls of the module-level function ``step``."""
+        if func.parent is not None or func.cls is not None:
+            return []
+        out = []
+        for cls in self.index.classes.values():
+            for attr, rows in cls.attrs.items():
+                if any(isinstance(e, cst.Name) and e.value == func.name and f is not None
+                       and func.name not in _bound_names(f) and not any(
+                           q.name.value == func.name for q in _all_params(f)) for f, e in rows):
+                    out.extend(s for s in self.index.call_sites.get("self." + attr, [])
+                               if s.caller is not None and s.caller.cls is cls)
+        return out
 
     def _submodule_sites(self, cls: ClassInfo) -> list:
         """``self.block(x, m)`` in any class of the file whose ``self.block`` holds an instance of

@@ -116,8 +116,11 @@ class TorchCalls:
             dtype = self.dtype_arg(call) or TYPED_TENSORS.get(last)
             if last in ("tensor", "as_tensor", "asarray") and call.args and not self.dtype_arg(call):
                 dtype = self._literal_dtype(call.args[0].value, scope)
-            return tensor(self.default_device() if dev is None else (None if dev == "?" else dev), dtype,
+            made = tensor(self.default_device() if dev is None else (None if dev == "?" else dev), dtype,
                           host_data=True)
+            if last == "tensor" and call.args and call.args[0].keyword is None:
+                made = made.with_(ndim=_literal_rank(call.args[0].value))  # `torch.tensor([0, 2])`: 1
+            return made
         if q in api.FACTORIES:
             dev = self.device_arg(call, scope)
             dtype = self.dtype_arg(call)
@@ -366,6 +369,11 @@ class TorchCalls:
         """``torch.zeros(1, n, 1)`` / ``torch.ones((3, 3))``: how many dimensions the sizes give."""
         if last in ("arange", "randperm"):
             return 1
+        if last == "randint":
+            # `torch.randint(low, high, size)` / `(high, size)`: the size is the tuple argument
+            size = next((a for a in call.args if (a.keyword is not None and a.keyword.value == "size")
+                         or (a.keyword is None and isinstance(a.value, (cst.Tuple, cst.List)))), None)
+            return _size_length(self.infer(size.value, scope)) if size is not None else None
         if last not in SIZED_FACTORIES:
             return None
         sizes = [a for a in call.args if a.keyword is None or a.keyword.value == "size"]
@@ -420,6 +428,19 @@ def _flattens(name: str, call: cst.Call) -> bool:
         return (isinstance(v, cst.UnaryOperation) and isinstance(v.operator, cst.Minus)
                 and isinstance(v.expression, cst.Integer) and v.expression.value == "1")
     return False
+
+
+def _literal_rank(e: cst.BaseExpression) -> Optional[int]:
+    """The rank of a tensor made from a literal: 0 for a number, 1 for a list of numbers, more for
+    nested lists of one shape; None for anything else."""
+    if isinstance(e, (cst.Integer, cst.Float)) or (isinstance(e, cst.UnaryOperation)
+                                                    and isinstance(e.expression, (cst.Integer, cst.Float))):
+        return 0
+    if isinstance(e, (cst.List, cst.Tuple)) and e.elements \
+            and not any(isinstance(el, cst.StarredElement) for el in e.elements):
+        ranks = {_literal_rank(el.value) for el in e.elements}
+        return None if len(ranks) != 1 or None in ranks else 1 + ranks.pop()
+    return None
 
 
 def _size_length(v: Value) -> Optional[int]:

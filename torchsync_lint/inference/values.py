@@ -107,6 +107,19 @@ def tensor(device: Optional[str] = None, dtype: Optional[str] = None, host_data:
     return Value(TENSOR, device=device, dtype=dtype, host_data=host_data)
 
 
+def operands_device(operands) -> Optional[str]:
+    """Where an elementwise op of tensors puts its result: CUDA if any operand is there; the CPU
+    if every operand is, or if one operand is a CPU tensor of rank one or more (torch refuses to
+    mix it with a CUDA tensor, so a run that gets past the op had every operand on the CPU: only
+    a 0-dim CPU tensor rides along with CUDA ones); else unknown."""
+    devices = {v.device for v in operands}
+    if CUDA in devices:
+        return CUDA
+    if devices == {CPU} or any(v.device == CPU and v.ndim is not None and v.ndim >= 1 for v in operands):
+        return CPU
+    return None
+
+
 def number(dtype: Optional[str] = None) -> Value:
     return Value(NUMBER, dtype=dtype)
 

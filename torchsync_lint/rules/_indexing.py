@@ -65,8 +65,8 @@ def host_sequence(v: Value) -> Optional[str]:
         return "a Python list" if v.kind == LIST else "a Python tuple"
     if v.kind == NDARRAY:
         return "a numpy array"
-    if v.kind == TENSOR and v.device == CPU:
-        return "a CPU tensor"
+    if v.kind == TENSOR and v.device == CPU and not v.zero_dim:
+        return "a CPU tensor"  # a 0-dim one is read on the host as an int (truth row asint-22)
     return None
 
 

@@ -162,8 +162,9 @@ class TensorAsPythonInt(Rule):
                     container = self.ctx.value(node.value).kind
                 if container in INT_INDEXED:
                     self._check_int(s.value)
-                elif container == TENSOR and not self.ctx.is_store(node):
-                    # `boxes[scores.argmax()]`: a 0-dim integer tensor index is read with __index__
+                elif container == TENSOR:
+                    # `boxes[scores.argmax()]`, and `x[i] = v` with it: a 0-dim integer tensor
+                    # index is read with __index__ (measured: truth rows asint-20, -21, -23)
                     v = self.ctx.value(s.value)
                     if v.zero_dim and v.dtype == "int" and gpu_tensor_by_evidence(v):
                         self.report(s.value)

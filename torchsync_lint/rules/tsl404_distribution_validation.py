@@ -25,6 +25,10 @@ DISTRIBUTIONS = frozenset(
         "ExpRelaxedCategorical"
     ).split()
 )
+# Their `arg_constraints` are empty: constructing one checks nothing (what they wrap was checked
+# when it was built); their `log_prob` still checks the sample (tests/test_torch_api_data.py
+# compares this set with torch's classes when torch is installed).
+NO_ARGUMENT_CHECKS = frozenset(("MixtureSameFamily", "TransformedDistribution"))
 SET_DEFAULT = "Distribution.set_default_validate_args"
 # Wrappers whose log_prob hands the sample to the distribution they wrap (which validates it).
 WRAPPERS = frozenset(("Independent",))
@@ -113,7 +117,9 @@ class DistributionValidation(Rule):
     `validate_args=<variable>` is assumed to be False. Running with `python -O` turns validation
     off too, which the linter cannot know; so does a `set_default_validate_args(False)` outside
     the linted files. Subclasses are followed through the bases of their own file only.
-    `Independent` is not reported: it only delegates to its base distribution. A distribution
+    `Independent` is not reported: it only delegates to its base distribution. Building a
+    `TransformedDistribution` or `MixtureSameFamily` checks nothing (they declare no argument
+    constraints) and is not reported; their `log_prob` checks the sample and is. A distribution
     built only from Python numbers or CPU tensors (`Normal(0, 1)`) validates on the host and is
     not reported; its `log_prob` of a GPU tensor is (the sample is checked with a sync).
 
@@ -162,7 +168,7 @@ class DistributionValidation(Rule):
                     fx.UNSAFE, "pass `validate_args=False`", node, fx.with_keyword(node, "validate_args", "False")))
             return
         q = target
-        if self._host_parameters(node):
+        if self._host_parameters(node) or q.split(".")[-1] in NO_ARGUMENT_CHECKS:
             return
         validate = arg(node, None, "validate_args")
         if validate is None or self._validates(validate.value):
@@ -230,7 +236,8 @@ class DistributionValidation(Rule):
         """Some base is a distribution of torch that checks its parameters (``Normal``...), or the
         class declares constraints of its own (``arg_constraints = {...}``) for the base to check."""
         def concrete(c: ClassInfo) -> bool:
-            if any(b.startswith("torch.distributions.") and b.split(".")[-1] in DISTRIBUTIONS for b in c.bases):
+            if any(b.startswith("torch.distributions.") and b.split(".")[-1] in DISTRIBUTIONS - NO_ARGUMENT_CHECKS
+                   for b in c.bases):
                 return True
             for st in c.node.body.body:
                 for small in getattr(st, "body", ()) if isinstance(st, cst.SimpleStatementLine) else ():

@@ -11,7 +11,8 @@ it; ``write`` keeps it in the cache folder, one JSON file per rule selection and
   (``inference.project.Project.calls_from`` over every interface), so a one-file check loads no
   interface to learn who calls it;
 - ``hot``: the hot functions of the whole run (``inference.callgraph.CallGraph.hot``);
-- ``once``: the functions it found to run once or periodically (``CallGraph.once``);
+- ``once``: the functions that run once or periodically (``CallGraph.once_map``), for the
+  frequency labels of a stored report;
 - ``sets_default_device``: some file moves torch's default device.
 - ``validation_off``: some file turns distribution argument validation off.
 
@@ -168,7 +169,7 @@ class Index:
         self._calls: Optional[Dict[str, list]] = data.get("calls")
         self.calls_file = calls_file
         self.hot: List[str] = data["hot"]
-        self.once: Dict[str, str] = data["once"]
+        self.once: Dict[str, str] = data["once"]  # CallGraph.once_map of the run
         self.sets_default_device: bool = data["sets_default_device"]
         self.validation_off: bool = data.get("validation_off", False)
         self.graph_file = graph_file

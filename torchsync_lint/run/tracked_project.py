@@ -203,33 +203,26 @@ class TrackedProject(Project):
         return self._calls
 
     # -- the callers' table, placed once per call entry across the waves of a run -----------------
-    def calls_from(self, iface: Optional[dict]) -> List[Tuple[str, list, dict]]:
-        """As ``Project.calls_from``; a call entry placed by a name (not ``obj.method(...)``,
-        which resolves values) is placed again only when some entry its placing looked up (a
-        function, a class, a module, found or not) is another object here: the projects of the
-        import waves grow, and a call to a name they already held lands where it landed."""
-        if self._targets is None or (self._frames and not self._quiet):  # a check records what it asks
-            return super().calls_from(iface)
-        out = []
-        for entry in (iface or {}).get("calls", ()):
-            if entry[0] == "@method":
-                key = self.call_target(entry)
-            else:
-                got = self._targets.get(id(entry))
-                if got is not None and got[0] is entry and all(self._entry(d) is o for d, o in got[2].items()):
-                    key = got[1]
-                else:
-                    outer, self._probe = self._probe, {}
-                    try:
-                        key = self.call_target(entry)
-                        probes = self._probe
-                    finally:
-                        self._probe = outer
-                    if all(d[0] in ("f", "c", "m") for d in probes):
-                        self._targets[id(entry)] = (entry, key, probes)
-            if key is not None:
-                out.append((key, entry[-2], entry[-1]))
-        return out
+    def call_target(self, entry: list) -> Optional[str]:
+        """As ``Project.call_target``; an entry placed by a name (not ``obj.method(...)``, which
+        resolves values) is placed again only when some entry its placing looked up (a function,
+        a class, a module, found or not) is another object here: the projects of the import waves
+        grow, and a call to a name they already held lands where it landed. Shared only while
+        the callers' table is built (a check records what it asks itself)."""
+        if self._targets is None or entry[0] == "@method" or (self._frames and not self._quiet):
+            return super().call_target(entry)
+        got = self._targets.get(id(entry))
+        if got is not None and got[0] is entry and all(self._entry(d) is o for d, o in got[2].items()):
+            return got[1]
+        outer, self._probe = self._probe, {}
+        try:
+            key = super().call_target(entry)
+            probes = self._probe
+        finally:
+            self._probe = outer
+        if all(d[0] in ("f", "c", "m") for d in probes):
+            self._targets[id(entry)] = (entry, key, probes)
+        return key
 
     def _entry(self, dep: Dep) -> object:
         """The object an ``f``/``c``/``m`` lookup finds here (None when absent)."""

@@ -28,6 +28,7 @@ class Channel:
 
     def send(self, event: str, **data) -> None:
         data["event"] = event
+        data.setdefault("t", round(time.monotonic(), 4))  # when (the parent's timeline of the run)
         self.out.write(PREFIX + json.dumps(data, default=str) + "\n")
         self.out.flush()
 
@@ -98,9 +99,9 @@ class Child:
 
         self.torch = torch
         self.startup: Dict[str, float] = {}
-        from torchsync_lint.verify import oracles
+        from torchsync_lint.verify.stacks import Roots
 
-        self.roots = oracles.Roots(torch)
+        self.roots = Roots(torch)
         self.clock = self.long_clock = None
         self._modules: Dict[str, Any] = {}
 
@@ -112,7 +113,7 @@ class Child:
         if cuda:
             info["device"] = torch.cuda.get_device_name(0)
         if self.mode == "gpu" and cuda:
-            from torchsync_lint.verify.oracles import SleepClock
+            from torchsync_lint.verify.timing import SleepClock
 
             t0 = time.monotonic()
             torch.zeros(1, device="cuda").sum().item()
@@ -139,7 +140,7 @@ class Child:
         for p in job.get("sys_path", []):
             if p not in sys.path:
                 sys.path.insert(0, p)
-        for task in job["tasks"]:
+        for task in _tasks(job):
             self.chan.send("begin", id=task["id"])
             t0 = time.monotonic()
             import_s = None
@@ -265,10 +266,42 @@ def _preload(pairs) -> None:
             sys.modules.pop(name, None)
 
 
+_STDIN = None  # the protocol's stdin, once the user's code has /dev/null in its place
+
+
+def _tasks(job: Dict[str, Any]):
+    """The job's tasks, then, for a streamed job (``stream``), one per line until the end line: the
+    parent sends each file's tasks as soon as it has extracted them."""
+    if not job.get("stream"):
+        yield from job.get("tasks", [])
+        return
+    import queue
+    import threading
+
+    stream = _STDIN or sys.stdin
+    lines: "queue.Queue[str]" = queue.Queue()
+
+    def pump() -> None:  # always drain the pipe: the parent never blocks writing ahead of us
+        for raw in iter(stream.readline, ""):
+            lines.put(raw)
+        lines.put("")
+
+    threading.Thread(target=pump, name="tsl-tasks", daemon=True).start()
+    yield from job.get("tasks", [])
+    for line in iter(lines.get, ""):
+        try:
+            task = json.loads(line)
+        except ValueError:
+            return
+        if task.get("end"):
+            return
+        yield task
+
+
 def _read_job(chan: Channel) -> Optional[Dict[str, Any]]:
     """The job: one JSON line on stdin (a line, so no end of file is needed)."""
     try:
-        return json.loads(sys.stdin.readline())
+        return json.loads((_STDIN or sys.stdin).readline())
     except ValueError as exc:
         chan.send("fatal", reason=f"bad job: {exc}")
         return None
@@ -279,6 +312,12 @@ def main(argv=None) -> int:
 
     faulthandler.enable()  # a crash prints its cause (and stack) to stderr, which the parent quotes
     chan = Channel()
+    global _STDIN
+    _STDIN = os.fdopen(os.dup(0), "r", buffering=1)  # tasks come here; the user's code reads /dev/null
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    sys.stdin = open(0, "r", closefd=False)
     argv = sys.argv[1:] if argv is None else list(argv)
     # started ahead of its job (``--mode M --settings JSON``): torch, CUDA and the sleep's calibration
     # are ready while the parent still extracts the snippets; the job then comes as one line
@@ -304,7 +343,9 @@ def main(argv=None) -> int:
         chan.send("fatal", reason="CUDA initialisation failed: " + str(exc)[:300], no_cuda=True)
         return 3
     if job is None:
+        t0 = time.monotonic()
         _preload(early.get("preload") or ())
+        chan.send("preloaded", seconds=round(time.monotonic() - t0, 3))
         job = _read_job(chan)
         if job is None:
             return 2

@@ -14,7 +14,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "Each verdict says what its inputs rest on: 'observed' (values recorded from a real run: "
         "--inputs FILE, written by `torchsync-lint trace --record-inputs FILE` or the guard's record mode), "
         "'inferred' (static inference: annotations, device provenance, parameter defaults) or 'guessed' "
-        "(synthesised without a type). A confirmation on guessed inputs is not counted as confirmed. "
+        "(synthesised without a type). A verdict on guessed inputs is counted as neither confirmed nor refuted. "
         "--verify-entry runs a whole real step instead.")
     g.add_argument("--verify", nargs=0, action=_VerifyFlag, default=None, dest="verify",
                    help="run each finding's statement on a CUDA device and report confirmed/refuted/"

@@ -16,7 +16,8 @@ import time
 import types
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from torchsync_lint.verify import oracles
+from torchsync_lint.verify import oracles, timing
+from torchsync_lint.verify import predict as predict_mode
 from torchsync_lint.verify.synth import Plan, Synth, build_self, plans
 
 WRAPPER = "__tsl_snippet__"
@@ -185,7 +186,13 @@ class _InputError(Exception):
 def _cpu_try(torch, snippet: Snippet, plan, self_spec, self_cache, redirect: bool):
     import contextlib
 
-    ctx = oracles.make_device_redirect(torch, gpu="cpu") if redirect else contextlib.nullcontext()
+    ctx = contextlib.ExitStack()
+    if redirect:
+        ctx.enter_context(predict_mode.make_device_redirect(torch, gpu="cpu"))
+    if _default_device_type(torch) != "cpu":
+        # the library set a CUDA default device (deepxde does, on import): on the CPU search the
+        # factories it reaches without a device must make CPU tensors too (innermost mode: first)
+        ctx.enter_context(torch.device("cpu"))
     with ctx:
         try:
             bound, guessed = snippet.bindings(torch, plan, "cpu", self_spec, self_cache)
@@ -197,6 +204,14 @@ def _cpu_try(torch, snippet: Snippet, plan, self_spec, self_cache, redirect: boo
             raise _InputError("inputs: " + _error_text(exc)) from exc
         snippet.call(bound)
     return bound, guessed
+
+
+def _default_device_type(torch) -> str:
+    get = getattr(torch, "get_default_device", None)
+    try:
+        return get().type if get is not None else "cpu"
+    except Exception:  # noqa: BLE001
+        return "cpu"
 
 
 def most_common(errors: List[str]) -> str:
@@ -278,7 +293,7 @@ def measure(torch, roots, prepare: Callable[[], Any], run: Callable[[Any], Any],
             for _ in range(n):
                 for clocked, runs in ((None, base_runs), (clk, sleep_runs)):
                     inputs = fresh()
-                    timer = oracles.LineTimer(traced, roots, clocked)
+                    timer = timing.LineTimer(traced, roots, clocked)
                     try:
                         timer.run(lambda: run(inputs))
                     except Exception:
@@ -286,7 +301,7 @@ def measure(torch, roots, prepare: Callable[[], Any], run: Callable[[Any], Any],
                     runs.append(timer.durations)
                     if clocked is None:
                         executed.update(k for k in timer.durations if k[0])
-            return oracles.line_excess(base_runs, sleep_runs), executed
+            return timing.line_excess(base_runs, sleep_runs), executed
 
         seen = span is not None and events_in_span(log.syncs, span)
         lines, executed = timed(clock, 1 if seen and long_clock is not None else reps)
@@ -326,10 +341,10 @@ def predict(torch, roots, make_call: Callable[[], Callable[[], Any]], gpu: str =
 
         Module.to = to
         Module.cuda = lambda self, *a, **k: self
-    with fake, oracles.make_device_redirect(torch, gpu=gpu):
+    with fake, predict_mode.make_device_redirect(torch, gpu=gpu):
         call = make_call()
         try:
-            with oracles.make_recorder(torch, roots, log, gpu=gpu):
+            with predict_mode.make_recorder(torch, roots, log, gpu=gpu):
                 call()
         except Exception as exc:
             name = type(exc).__name__

@@ -30,6 +30,7 @@ class JobResult:
     fatal: Optional[str] = None
     no_torch: bool = False
     no_cuda: bool = False
+    times: Dict[str, float] = field(default_factory=dict)  # time.monotonic() of each step of the first child
 
 
 def _reader(stream, q: "queue.Queue") -> None:
@@ -130,6 +131,7 @@ class Started:
 
     def __init__(self, proc: subprocess.Popen, err_file, mode: str, settings: dict) -> None:
         self.proc, self.err_file, self.mode, self.settings = proc, err_file, mode, settings
+        self.t_spawned = time.monotonic()
 
     def close(self) -> None:
         _kill(self.proc)
@@ -166,45 +168,90 @@ def start(mode: str, settings: dict, python: Optional[str] = None, env: Optional
     return Started(proc, err_file, mode, settings)
 
 
+END = {"end": True}  # the line that ends a streamed job's tasks
+POLL_S = 0.02  # how often a streamed job looks for new tasks while its child waits for them
+
+
 def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: Optional[str] = None,
             env: Optional[dict] = None, on_progress: Optional[Callable[[str], None]] = None,
-            started: Optional[Started] = None) -> JobResult:
+            started: Optional[Started] = None, feed: Optional["queue.Queue"] = None) -> JobResult:
     """Run ``job`` (its ``tasks`` each with an ``id``) to the end, restarting the child as needed.
-    ``started``: a child already started (``start``) for the job's mode and settings, used first."""
+    ``started``: a child already started (``start``) for the job's mode and settings, used first.
+    ``feed``: more tasks, as they become ready (the extraction of each file), ended by ``None``: the
+    child starts on the first while the parent still prepares the rest (one line per task; no
+    timeout runs while the child waits for one)."""
     out = JobResult()
     remaining = [t["id"] for t in job["tasks"]]
     by_id = {t["id"]: t for t in job["tasks"]}
+    fed_all = feed is None
     attempts = 0
     if started is not None and (started.mode != job.get("mode", "gpu") or
                                 started.settings != job.get("settings", {})):
         started.close()
         started = None
-    while remaining or attempts == 0:  # a job without tasks (a probe) still starts the child once
+    while remaining or not fed_all or attempts == 0:  # a job without tasks (a probe) still starts once
         attempts += 1
         sub = dict(job, tasks=[by_id[i] for i in remaining])
+        if not fed_all:
+            sub["stream"] = True
         if started is not None:
             proc, err_file = started.proc, started.err_file
+            out.times.setdefault("spawned", started.t_spawned)
             started = None
         else:
+            out.times.setdefault("spawned", time.monotonic())
             proc, err_file = _spawn(python, env)
         q: "queue.Queue" = queue.Queue()
         threading.Thread(target=_reader, args=(proc.stdout, q), daemon=True).start()
-        try:
-            proc.stdin.write(json.dumps(sub).encode() + b"\n")  # one line: json.dumps writes no newline
-            proc.stdin.close()
-        except OSError:
-            pass
+        streaming = not fed_all
+
+        def send(obj) -> None:
+            try:
+                proc.stdin.write(json.dumps(obj).encode() + b"\n")  # one line: json.dumps writes no newline
+                proc.stdin.flush()
+            except (OSError, ValueError):
+                pass  # the child died: its stdout's end says so
+
+        def close_stdin() -> None:
+            try:
+                proc.stdin.close()
+            except (OSError, ValueError):
+                pass
+
+        send(sub)
+        if not streaming:
+            close_stdin()
+        out.times.setdefault("job_sent", time.monotonic())
         current: Optional[int] = None
-        got_result = poisoned = False
+        got_result = poisoned = ready = False
         deadline = time.monotonic() + startup_timeout + timeout
         finished = False
         try:
             while True:
+                if streaming:  # hand over what the feed has now
+                    while True:
+                        try:
+                            task = feed.get_nowait()
+                        except queue.Empty:
+                            break
+                        if task is None:
+                            fed_all, streaming = True, False
+                            send(END)
+                            close_stdin()
+                            break
+                        by_id[task["id"]] = task
+                        remaining.append(task["id"])
+                        send(task)
+                waiting = streaming and current is None and ready  # this child is up and waits for a task
+                if waiting:
+                    deadline = time.monotonic() + timeout  # a child waiting for its next task is not late
                 left = deadline - time.monotonic()
                 try:
-                    msg = q.get(timeout=max(left, 0.01))
+                    msg = q.get(timeout=min(max(left, 0.01), POLL_S) if streaming else max(left, 0.01))
                 except queue.Empty:
-                    msg = "timeout"
+                    msg = "timeout" if time.monotonic() >= deadline else None
+                    if msg is None:
+                        continue
                 if msg == "timeout":
                     if current is not None:
                         out.results[current] = {"failure": f"timed out after {timeout:g} s"}
@@ -214,6 +261,10 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
                         for i in remaining:
                             out.results[i] = {"failure": reason}
                         remaining = []
+                        if not fed_all:  # the rest of the feed fails the same way
+                            fed_all = True
+                            for task in _drain_feed(feed):
+                                out.results[task["id"]] = {"failure": reason}
                     break
                 if msg is None:  # the child's stdout closed: it exited
                     proc.wait(timeout=30)
@@ -232,10 +283,19 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
                         for i in remaining:
                             out.results.setdefault(i, {"failure": out.fatal})
                         remaining = []
+                        if not fed_all:
+                            fed_all = True
+                            for task in _drain_feed(feed):
+                                out.results.setdefault(task["id"], {"failure": out.fatal})
                     break
                 event = msg.get("event")
+                if event in ("ready", "preloaded", "begin", "done"):
+                    # the child's own clock (CLOCK_MONOTONIC is one clock for every process here): the
+                    # parent reads a started child's first lines only when the job is sent
+                    out.times.setdefault(event, msg.get("t") or time.monotonic())
                 if event == "ready":
-                    out.hello = msg
+                    ready = True
+                    out.hello = out.hello or msg
                     deadline = time.monotonic() + startup_timeout + timeout  # module import comes next
                 elif event == "fatal":
                     out.fatal = msg.get("reason", "failed")
@@ -244,6 +304,10 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
                     for i in remaining:
                         out.results.setdefault(i, {"failure": out.fatal})
                     remaining = []
+                    if not fed_all:
+                        fed_all = True
+                        for task in _drain_feed(feed):
+                            out.results.setdefault(task["id"], {"failure": out.fatal})
                     finished = True
                 elif event == "begin":
                     current = msg["id"]
@@ -262,7 +326,7 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
                 elif event == "done":
                     finished = True
                     remaining = [i for i in remaining if i not in out.results]
-                    if poisoned and remaining:
+                    if poisoned and (remaining or not fed_all):
                         break  # the CUDA context broke: a fresh child runs the rest
                     for i in remaining:
                         out.results[i] = {"failure": "the child finished without running this task"}
@@ -271,6 +335,9 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
                 if out.hello is not None and not out.hello.get("cuda") and job.get("mode") == "gpu":
                     out.no_cuda = True
                     remaining = []
+                    if not fed_all:
+                        fed_all = True
+                        _drain_feed(feed)
                     break
                 if finished:
                     break
@@ -280,5 +347,18 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
         if attempts > len(by_id) + 2:
             for i in remaining:
                 out.results[i] = {"failure": "the child kept failing"}
+            if not fed_all:
+                for task in _drain_feed(feed):
+                    out.results[task["id"]] = {"failure": "the child kept failing"}
             break
     return out
+
+
+def _drain_feed(feed: "queue.Queue") -> List[dict]:
+    """The feed's remaining tasks, to its end (the parent still putting them in)."""
+    out = []
+    while True:
+        task = feed.get()
+        if task is None:
+            return out
+        out.append(task)

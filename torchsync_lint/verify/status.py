@@ -116,6 +116,11 @@ def decide(ev: Evidence) -> Dict:
             out["reason"] = "no sync with synthesised inputs (guessed: " + ", ".join(ev.guessed) + ")"
     if inputs == GUESSED and out["status"] == CONFIRMED:
         out["reason"] = "on guessed inputs (" + ", ".join(ev.guessed) + "): not counted as confirmed"
+    elif inputs == GUESSED and out["status"] == REFUTED:
+        # the guess may be what kept the sync away (a device taken as CUDA where callers pass CPU
+        # tensors): a refutation on guessed inputs is as weak as a confirmation on them
+        out["reason"] = (out.get("reason") or "no sync with synthesised inputs (guessed: " +
+                         ", ".join(ev.guessed) + ")") + ": not counted as refuted"
     elif inputs == OBSERVED and out["status"] in (CONFIRMED, REFUTED):
         out["reason"] = (out.get("reason", "") + "; " if out.get("reason") else "") + \
             "on observed inputs (" + ", ".join(ev.observed) + ")"
@@ -138,10 +143,10 @@ def provenance(ev: Evidence) -> Optional[str]:
 
 
 def definite(record: Optional[Dict]) -> bool:
-    """A verdict that counts: confirmed or refuted, and not a confirmation on guessed inputs."""
+    """A verdict that counts: confirmed or refuted, and not on guessed inputs (either way)."""
     if not record or record.get("status") not in (CONFIRMED, REFUTED):
         return False
-    return not (record.get("status") == CONFIRMED and record.get("inputs") == GUESSED)
+    return record.get("inputs") != GUESSED
 
 
 def merge(records: List[Dict]) -> Dict:
@@ -169,14 +174,18 @@ def counts(records: List[Optional[Dict]]) -> Dict[str, int]:
 
 def summary_line(records: List[Optional[Dict]]) -> str:
     """``verify: 10 finding(s): 6 confirmed, 2 confirmed on guessed inputs, 1 refuted, ...``: a
-    confirmation on guessed inputs is not counted as confirmed (nor as definite)."""
+    verdict on guessed inputs is not counted as confirmed or refuted (nor as definite)."""
     c = counts(records)
     on_guess = sum(1 for r in records if r and r.get("status") == CONFIRMED and r.get("inputs") == GUESSED)
+    off_guess = sum(1 for r in records if r and r.get("status") == REFUTED and r.get("inputs") == GUESSED)
     by_inputs = {p: sum(1 for r in records if r and definite(r) and r.get("inputs") == p) for p in PROVENANCE}
     parts = [f"{c[CONFIRMED] - on_guess} {CONFIRMED}"]
     if on_guess:
         parts.append(f"{on_guess} confirmed on guessed inputs")
-    parts += [f"{c[s]} {s}" for s in (REFUTED, INCONCLUSIVE)]
+    parts.append(f"{c[REFUTED] - off_guess} {REFUTED}")
+    if off_guess:
+        parts.append(f"{off_guess} refuted on guessed inputs")
+    parts.append(f"{c[INCONCLUSIVE]} {INCONCLUSIVE}")
     if c[PREDICTED]:
         parts.insert(0, f"{c[PREDICTED]} predicted")
     total = sum(c.values())

@@ -141,24 +141,24 @@ class Synth:
         g = self._gen(name)
         leaf = name.split(".")[-1]
         if dtype == "bool":
-            t = torch.rand(shape, generator=g) > 0.5
+            t = torch.rand(shape, generator=g, device="cpu") > 0.5
             if t.numel():
                 t.view(-1)[0] = True
         elif dtype == "int":
             high = max(small, 1)
             if scalar:
-                t = torch.tensor(min(2, high - 1) if high > 1 else 0, dtype=torch.int64)
+                t = torch.tensor(min(2, high - 1) if high > 1 else 0, dtype=torch.int64, device="cpu")
             else:
-                t = torch.randint(0, high, shape, generator=g, dtype=torch.int64)
+                t = torch.randint(0, high, shape, generator=g, dtype=torch.int64, device="cpu")
         else:
             if BOX_NAME.search(leaf) and shape and shape[-1] == 4:
-                xy = torch.rand(shape[:-1] + (2,), generator=g) * 8
-                wh = torch.rand(shape[:-1] + (2,), generator=g) * 8 + 1
+                xy = torch.rand(shape[:-1] + (2,), generator=g, device="cpu") * 8
+                wh = torch.rand(shape[:-1] + (2,), generator=g, device="cpu") * 8 + 1
                 t = torch.cat([xy, xy + wh], dim=-1)
             elif PROB_NAME.search(leaf):
-                t = torch.rand(shape, generator=g)
+                t = torch.rand(shape, generator=g, device="cpu")
             else:
-                t = torch.randn(shape, generator=g)
+                t = torch.randn(shape, generator=g, device="cpu")
         device = "cpu" if spec.get("device") == "cpu" else self.device
         return t.to(device)
 
@@ -195,6 +195,8 @@ class Synth:
                 kind = "list_int"
             elif "str_key" in roles:
                 kind = "dict"
+            elif "formatted" in roles and not roles & {"receiver", "subscripted", "index", "called"}:
+                kind = "str"  # only put into an f-string: text (a tensor there would sync to format)
             elif "called" in roles:
                 kind = "callable"
             elif ("iterated" in roles or "seq" in roles) and "index" not in roles:
@@ -262,7 +264,7 @@ class Synth:
                 base = self.plan.base
                 k = min(base) if base else 2
                 g = self._gen(name)
-                return tuple(torch.randint(0, k, (3,), generator=g).to(self.device) for _ in base)
+                return tuple(torch.randint(0, k, (3,), generator=g, device="cpu").to(self.device) for _ in base)
             return tuple(self.tensor({"roles": []}, f"{name}[{i}]") for i in range(2))
         return self.tensor(spec, name)
 
@@ -305,16 +307,16 @@ class Synth:
         device = "cpu" if str(desc.get("device", "cuda")).startswith("cpu") else self.device
         g = self._gen(name)
         if "values" in desc:
-            t = torch.tensor(desc["values"], dtype=dtype).reshape(shape)
+            t = torch.tensor(desc["values"], dtype=dtype, device="cpu").reshape(shape)
         elif dtype == torch.bool:
-            t = torch.rand(shape, generator=g) < float(desc.get("true_share", 0.5))
+            t = torch.rand(shape, generator=g, device="cpu") < float(desc.get("true_share", 0.5))
         elif dtype.is_floating_point:
-            t = torch.randn(shape, generator=g).to(dtype)
+            t = torch.randn(shape, generator=g, device="cpu").to(dtype)
         elif dtype.is_complex:
-            t = torch.randn(shape, generator=g).to(dtype)
+            t = torch.randn(shape, generator=g, device="cpu").to(dtype)
         else:
             lo, hi = int(desc.get("min", 0)), int(desc.get("max", 1))
-            t = torch.randint(lo, hi + 1, shape, generator=g).to(dtype)
+            t = torch.randint(lo, hi + 1, shape, generator=g, device="cpu").to(dtype)
         t = t.to(device)
         if desc.get("requires_grad") and t.is_floating_point():
             t.requires_grad_(True)
