@@ -61,7 +61,7 @@ class FunctionInfo:
     # Ordered statements that bind names: ("assign", targets, value) / ("for", target, iter) /
     # ("with", target, expr) / ("import", name, None)
     bindings: List[tuple] = field(default_factory=list)
-    bound: Optional[frozenset] = None  # the names ``bindings`` bind (evaluate._bound_names)
+    bound: Optional[frozenset] = None  # the names ``bindings`` bind (call_sites.bound_names)
     returns: List[cst.BaseExpression] = field(default_factory=list)
     calls: Set[str] = field(default_factory=set)  # callee keys (resolved where possible)
     hot_calls: Set[str] = field(default_factory=set)  # callees called inside a hot loop

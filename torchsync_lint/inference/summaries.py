@@ -8,13 +8,14 @@ recursion guard.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from typing import Dict, Optional
 
 import libcst as cst
 
 from torchsync_lint.inference.annotations import without_arraylike
+from torchsync_lint.inference.call_sites import CallSites, bound_names
 from torchsync_lint.inference.docstrings import docstring, parameter_types
-from torchsync_lint.inference.index import STEP_HOOKS, CallSite, ClassInfo, FunctionInfo, target_names
+from torchsync_lint.inference.index import STEP_HOOKS, ClassInfo, FunctionInfo
 from torchsync_lint.inference.lightning import LIGHTNING_STEPS, is_lightning_module, moved_to_device
 from torchsync_lint.inference.names import dotted
 from torchsync_lint.inference.scope import Scope
@@ -37,7 +38,6 @@ from torchsync_lint.inference.values import (
     MODULE,
     NONE,
     NUMBER,
-    OBJECT,
     SELF,
     SIZE,
     STR,
@@ -52,7 +52,7 @@ from torchsync_lint.inference.values import (
 )
 
 
-class Summaries:
+class Summaries(CallSites):
     def params(self, func: FunctionInfo) -> Dict[str, Value]:
         got = self._params.get(id(func))
         if got is not None:
@@ -158,7 +158,7 @@ class Summaries:
                     v = tensor()  # the body uses it as only a tensor can be used
                 elif (v.kind == UNKNOWN and v.ref is None and param.annotation is None and param.default is None
                         and name in func.number_uses and name not in func.tensor_uses
-                        and name not in _bound_names(func)):
+                        and name not in bound_names(func)):
                     v = Value(NUMBER)  # listed as the data of a new tensor: a Python number
                 if v.kind == UNKNOWN and v.ref is None and self.assume_params is not None:
                     v = tensor(CPU if self.assume_params == "cpu" else None)
@@ -199,7 +199,7 @@ class Summaries:
         be used (``x.new_ones(...)``, ``s[s > 0]``); or, failing that, a parameter of that name
         that two functions of this file use so (a file's functions share their names'
         meanings: ``sigmas`` indexed by ``sigmas > 0`` in one sampler is a tensor in the next)."""
-        if name in _bound_names(func) or name in func.type_tested:
+        if name in bound_names(func) or name in func.type_tested:
             return False  # rebound, or tested with isinstance (a use under the test is no evidence)
         if name in func.tensor_uses:
             return True
@@ -212,7 +212,7 @@ class Summaries:
                 p = f.node.params
                 for prm in list(p.posonly_params) + list(p.params) + list(p.kwonly_params):
                     n = prm.name.value
-                    if (n in f.tensor_uses and prm.annotation is None and n not in _bound_names(f)
+                    if (n in f.tensor_uses and prm.annotation is None and n not in bound_names(f)
                             and n not in f.type_tested
                             and (prm.default is None or _is_none(prm.default))):
                         seen[n] = seen.get(n, 0) + 1
@@ -292,235 +292,6 @@ class Summaries:
                 if v.kind != UNKNOWN:
                     out[b[1][0].value] = v
         return out
-
-    def _from_call_sites(self, func: FunctionInfo, name: str, pos: Optional[int]) -> Value:
-        v = self._passed(func, name, pos)
-        return UNKNOWN_VALUE if v is None else v
-
-    def _sites(self, func: FunctionInfo) -> list:
-        """The file's calls of ``func``: ``self.name(...)``; for a method also ``obj.name(...)``
-        where ``obj`` is an instance of its class (``self.solver.step(t, y)``) and, for
-        ``__init__``, ``Cls(...)``; for a function, ``name(...)``."""
-        if not func.is_method:
-            return self.index.call_sites.get(func.name, []) + self._indirect_sites(func) + self._stored_sites(func)
-        sites = list(self.index.call_sites.get("self." + func.name, []))
-        if func.name == "__init__" and func.cls is not None:
-            sites += self.index.call_sites.get(func.cls.name, [])
-        if func.name == "forward" and func.cls is not None and func.cls.is_module:
-            sites += self._submodule_sites(func.cls)
-        others = self.index.call_sites.get("." + func.name)
-        if others and func.cls is not None:
-            key = ("sites", id(func))
-            if key not in self._busy:
-                self._busy.add(key)
-                try:
-                    for site in others:
-                        recv = self.infer(site.call.func.value, self.summary_scope(site.caller)
-                                          if site.caller is not None else self.module_scope())
-                        if recv.kind in (MODULE, OBJECT) and recv.cls is not None and self._is_class_or_sub(
-                                recv.cls, func.cls):
-                            sites.append(site)
-                finally:
-                    self._busy.discard(key)
-        return sites
-
-    def _stored_sites(self, func: FunctionInfo) -> list:
-        """``self.solver = step`` in a method of a class of the file: that class's
-        ``self.solver(t, y)`` calls are calls of the module-level function ``step``."""
-        if func.parent is not None or func.cls is not None:
-            return []
-        out = []
-        for cls in self.index.classes.values():
-            for attr, rows in cls.attrs.items():
-                if any(isinstance(e, cst.Name) and e.value == func.name and f is not None
-                       and func.name not in _bound_names(f) and not any(
-                           q.name.value == func.name for q in _all_params(f)) for f, e in rows):
-                    out.extend(s for s in self.index.call_sites.get("self." + attr, [])
-                               if s.caller is not None and s.caller.cls is cls)
-        return out
-
-    def _submodule_sites(self, cls: ClassInfo) -> list:
-        """``self.block(x, m)`` in any class of the file whose ``self.block`` holds an instance of
-        ``cls`` (a module of this file): calls of its ``forward``."""
-        key = ("submodule_sites", id(cls))
-        if key in self._busy:
-            return []
-        self._busy.add(key)
-        out = []
-        try:
-            for name, sites in self.index.call_sites.items():
-                if not name.startswith("self."):
-                    continue
-                attr = name[5:]
-                for site in sites:
-                    owner = site.caller.cls if site.caller is not None else None
-                    if owner is None or owner is cls or attr in owner.methods or attr not in owner.attrs:
-                        continue
-                    held = self.self_attr(owner, attr)
-                    if held.kind in (MODULE, OBJECT) and held.cls is not None and self._is_class_or_sub(held.cls, cls):
-                        out.append(site)
-        finally:
-            self._busy.discard(key)
-        return out
-
-    def _indirect_sites(self, func: FunctionInfo) -> list:
-        """Calls of a function through a name that holds it: ``fn = functools.partial(func, a)``
-        then ``fn(x)`` (positions shifted by what the partial binds; the partial itself passes
-        its keywords), and ``apply(func, x)`` where ``apply`` calls its parameter ``f(x)`` (or,
-        for a class, stores it as ``self.f`` and calls ``self.f(x)``)."""
-        refs = self._arg_refs().get(func.name)
-        if not refs:
-            return []
-        out = []
-        for site, pos, kw in refs:
-            caller = site.caller
-            if caller is not None and (func.name in _bound_names(caller) or any(
-                    q.name.value == func.name for q in _all_params(caller))):
-                continue  # a local of the same name, not the function
-            callee = site.call.func
-            if self.aliases.qualify(callee) == "functools.partial":
-                if pos != 0:
-                    continue
-                bound = sum(1 for a in site.call.args if a.keyword is None) - 1
-                out.append(CallSite(site.caller, site.call, -1))  # partial(func, a, k=v) passes a and k
-                for b in (site.caller.bindings if site.caller is not None else self.index.module_bindings):
-                    if b[0] == "assign" and b[2] is site.call and len(b[1]) == 1 and isinstance(b[1][0], cst.Name):
-                        out.extend(CallSite(s.caller, s.call, bound) for s in
-                                   self.index.call_sites.get(b[1][0].value, []) if s.caller is site.caller)
-                continue
-            target, skip = None, 0
-            if isinstance(callee, cst.Name):
-                target = self._local_function(callee.value, self.summary_scope(site.caller)
-                                              if site.caller is not None else self.module_scope())
-                cls = self.index.classes.get(callee.value) if target is None else None
-                if cls is not None:
-                    target, skip = self.method(cls, "__init__"), 1
-            elif (isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name)
-                  and callee.value.value == "self" and site.caller is not None and site.caller.cls is not None):
-                target, skip = self.method(site.caller.cls, callee.attr.value), 1
-            if target is None or target is func:
-                continue
-            p = target.node.params
-            params = list(p.posonly_params) + list(p.params)
-            if kw is not None:
-                param = kw
-            elif pos + skip < len(params):
-                param = params[pos + skip].name.value
-            else:
-                continue
-            if target.name == "__init__" and target.cls is not None:
-                # `Solver(func)` storing `self.func = func`: the class's `self.func(...)` calls
-                for attr, rows in target.cls.attrs.items():
-                    if any(f is target and isinstance(e, cst.Name) and e.value == param for f, e in rows):
-                        out.extend(s for s in self.index.call_sites.get("self." + attr, [])
-                                   if s.caller is not None and s.caller.cls is target.cls)
-            out.extend(s for s in self.index.call_sites.get(param, []) if s.caller is target)
-        return out
-
-    def _arg_refs(self) -> Dict[str, list]:
-        """Names passed as arguments to calls of this file: name -> [(site, position, keyword)]."""
-        got = getattr(self, "_arg_refs_memo", None)
-        if got is None:
-            got = {}
-            for sites in self.index.call_sites.values():
-                for site in sites:
-                    pos = 0
-                    for a in site.call.args:
-                        if a.star:
-                            break
-                        if isinstance(a.value, cst.Name):
-                            got.setdefault(a.value.value, []).append(
-                                (site, pos if a.keyword is None else None, a.keyword.value if a.keyword else None))
-                        if a.keyword is None:
-                            pos += 1
-            self._arg_refs_memo = got
-        return got
-
-    def _is_class_or_sub(self, key: str, cls: ClassInfo) -> bool:
-        local = self._local_class(key)
-        seen = 0
-        while local is not None and seen < 16:
-            if local is cls:
-                return True
-            local = next((self.index.classes.get(b.split(".")[-1]) for b in local.bases
-                          if self.index.classes.get(b.split(".")[-1]) is not None), None)
-            seen += 1
-        return False
-
-    def _passed(self, func: FunctionInfo, name: str, pos: Optional[int], omitted: Optional[list] = None
-                ) -> Optional[Value]:
-        """The join of what the file's call sites pass for a parameter; None if none passes it.
-        ``omitted``: a list that gets True appended when some call site leaves the parameter out."""
-        sites = self._sites(func)
-        values: List[Value] = []
-        for site in sites:
-            arg = None
-            positional = [a for a in site.call.args if a.keyword is None and not a.star]
-            if any(a.star for a in site.call.args):
-                return UNKNOWN_VALUE
-            for a in site.call.args:
-                if a.keyword is not None and a.keyword.value == name:
-                    arg = a
-            at = None if pos is None else pos - site.offset  # a partial binds the first ones
-            if arg is None and at is not None and 0 <= at < len(positional):
-                arg = positional[at]
-            if arg is None:
-                if omitted is not None:
-                    omitted.append(True)
-                continue
-            passed = self._passed_parameter(site.caller, arg.value)
-            if passed is not None:
-                values.append(passed)
-                continue
-            values.append(self.argument(site.caller, site.call, arg.value))
-        if not values:
-            return None
-        if any(v.kind == BATCH for v in values):
-            # a recursive batch helper passes itself parts of what it got: those are unknown
-            # while the parameter is being computed, and do not erase the batch
-            values = [v for v in values if not (v.kind == UNKNOWN and v.ref is None)]
-        elif any(v.kind == TENSOR and not v.assumed and not v.maybe for v in values):
-            # some call sites pass a tensor, the others what inference cannot see (`self.sigma(t)`):
-            # the evidence wins over the gaps (a site passing a Python number still makes the join unknown)
-            values = [v for v in values if not (v.kind == UNKNOWN and v.ref is None)]
-        out = values[0]
-        for v in values[1:]:
-            out = join(out, v)
-        return out
-
-    def argument(self, caller: Optional[FunctionInfo], call: cst.Call, expr: cst.BaseExpression) -> Value:
-        """What a call site passes: the value in the caller's summary scope, or, for a name the
-        call's own result rebinds (`batch = to_device(batch, device)`), what it held before."""
-        if isinstance(expr, cst.Name) and caller is not None:
-            before = self._scope_before(caller, call, expr.value)
-            if before is not None:
-                return self.infer(expr, before)
-        return self.infer(expr, self.summary_scope(caller) if caller is not None else self.module_scope())
-
-    def _scope_before(self, func: FunctionInfo, call: cst.Call, name: str) -> Optional[Scope]:
-        """The function's names just before the assignment of ``call``'s result to ``name``
-        (replayed in order), when there is one: the summary scope has the names after it."""
-        if not any(b[0] == "assign" and b[2] is call and any(isinstance(t, cst.Name) and t.value == name
-                                                            for t in b[1]) for b in func.bindings):
-            return None
-        parent = self.summary_scope(func.parent) if func.parent is not None else self.module_scope()
-        scope = Scope(func, parent, dict(self.params(func)))
-        for b in func.bindings:
-            if b[0] == "assign" and b[2] is call:
-                return scope
-            self.replay(b, scope)
-        return None
-
-    def _passed_parameter(self, caller: Optional[FunctionInfo], arg: cst.BaseExpression) -> Optional[Value]:
-        """``helper(x)`` where ``x`` is a parameter of the caller that it never rebinds: the
-        parameter's value, without replaying the caller's body (which may call back into the
-        function being summarised)."""
-        if caller is None or not isinstance(arg, cst.Name):
-            return None
-        name = arg.value
-        if name not in _bound_names(caller):
-            return self.params(caller).get(name)
-        return None
 
     def returns_at(self, func: FunctionInfo, call: Optional[cst.Call], scope: Optional[Scope]) -> Value:
         """What ``func`` returns to this call. A summary that cannot place its tensor result (it
@@ -694,20 +465,3 @@ class Summaries:
 
 def _is_none(e: cst.BaseExpression) -> bool:
     return isinstance(e, cst.Name) and e.value == "None"
-
-
-def _bound_names(func: FunctionInfo) -> frozenset:
-    """Names a function's own statements bind (assignments, loops, with, walrus), memoised."""
-    got = func.bound
-    if got is None:
-        names = set()
-        for b in func.bindings:
-            for t in b[1] if isinstance(b[1], list) else [b[1]]:
-                names |= target_names(t)
-        got = func.bound = frozenset(names)
-    return got
-
-
-def _all_params(func: FunctionInfo) -> list:
-    p = func.node.params
-    return list(p.posonly_params) + list(p.params) + list(p.kwonly_params)
