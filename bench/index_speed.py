@@ -2,6 +2,7 @@
 
     python bench/index_speed.py --before /work/wt-speed-before [--corpus DIR] [--limit N]
         [--file REL] [--leaf REL] [--base REL] [--plain-python PY] [--jobs J] [--only a,b,c,d]
+        [--repeat R] [--bytecode none|compiled]
 
 Each side is a checkout with its own virtual environment (``<checkout>/.venv``, flake8 and the
 plugin installed there); every measure runs in child processes, so CPU time is the children's
@@ -20,6 +21,10 @@ the other's entries).
     whether its findings equal a cold ``--no-cache`` run of the edited tree;
 (d) flake8 ``--select TSL --jobs J`` over the whole warm tree against a cold CLI run (``--jobs J``),
     peak memory of each.
+With ``--repeat R`` each measure runs R times, the two sides taking turns, and the fastest run of
+each is kept (a shared machine only ever adds time). ``--bytecode`` says whether the linter's
+modules are compiled beforehand (an installed package) or compiled by every process (a checkout
+run with ``PYTHONDONTWRITEBYTECODE``, as the numbers before 2026-11-27 were taken).
 Timings only; nothing here asserts a speed.
 """
 
@@ -59,6 +64,7 @@ api.lint_paths(files, Config(select=list(all_rules()), respect_gitignore=False),
 print(json.dumps([parse, time.process_time() - t]))
 """
 APPEND = "\n\ndef _bench_added_helper(x):\n    return x\n"
+CACHE = ".torchsync_cache"
 
 
 def measure(cmd: List[str], cwd: str, env: Dict[str, str] | None = None) -> Tuple[float, int, str]:
@@ -66,6 +72,18 @@ def measure(cmd: List[str], cwd: str, env: Dict[str, str] | None = None) -> Tupl
     p = subprocess.run([sys.executable, "-c", WRAP, *cmd], cwd=cwd, capture_output=True, text=True, env=env)
     cpu, rss = p.stderr.strip().splitlines()[-1].split()
     return float(cpu), int(rss) // 1024, p.stdout
+
+
+def bytecode(checkout: str, mode: str) -> None:
+    """``none``: no compiled module of the linter (every process compiles what it imports, as
+    with ``PYTHONDONTWRITEBYTECODE`` and a clean checkout); ``compiled``: every module compiled
+    beforehand (as an installed package is)."""
+    pkg = os.path.join(checkout, "torchsync_lint")
+    for folder, dirs, _names in os.walk(pkg):
+        if "__pycache__" in dirs:
+            shutil.rmtree(os.path.join(folder, "__pycache__"))
+    if mode == "compiled":
+        subprocess.run([side_python(checkout), "-m", "compileall", "-q", pkg], check=True, stdout=subprocess.DEVNULL)
 
 
 def side_python(checkout: str) -> str:
@@ -113,70 +131,112 @@ def main(argv=None) -> int:
     p.add_argument("--plain-python", default=None, help="a Python with flake8 but without the plugin")
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--only", default="a,b,c,d")
+    p.add_argument("--repeat", type=int, default=1, help="runs of each measure, sides interleaved; the fastest kept")
+    p.add_argument("--bytecode", choices=("none", "compiled"), default="none",
+                   help="the linter's modules without compiled bytecode (each process compiles them) or compiled")
     args = p.parse_args(argv)
     only = set(args.only.split(","))
     sides = {"before": os.path.abspath(args.before), "after": os.path.abspath(args.after)}
     out: Dict[str, Dict[str, object]] = {s: {} for s in sides}
+    env = dict(os.environ)
+    for s, co in sides.items():
+        bytecode(co, args.bytecode)
+    if args.bytecode == "compiled":
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    else:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    reps = range(args.repeat)
+
+    def best(key: str, side: str, got: Tuple[float, int, str]) -> str:
+        """Keep the fastest of the repeats (CPU, its peak memory); returns the output."""
+        old = out.setdefault(side, {}).get(key)
+        if old is None or got[0] < old[0]:
+            out[side][key] = got[:2]
+        return got[2]
+
     with tempfile.TemporaryDirectory() as tmp:
         roots = {}
         for s in sides:
             roots[s] = os.path.join(tmp, s)
             files = copy_project(args.corpus, roots[s], args.limit)
             shutil.copytree(roots[s], roots[s] + "-cold")
-        print(f"corpus {args.corpus}: {len(files)} files; jobs {args.jobs}; CPU = children's user+system")
+        print(f"corpus {args.corpus}: {len(files)} files; jobs {args.jobs}; repeat {args.repeat} (sides "
+              f"interleaved, fastest kept); bytecode {args.bytecode}; CPU = children's user+system")
         if "b" in only:
             with open(os.path.join(tmp, "files.json"), "w") as fh:
                 json.dump([os.path.join(roots["after"] + "-cold", f) for f in files], fh)
-            for s, co in sides.items():
-                got = subprocess.run([side_python(co), "-c", PARSE_VS_RUN, co, os.path.join(tmp, "files.json")],
-                                     capture_output=True, text=True, cwd=co)
-                parse, run = json.loads(got.stdout.strip().splitlines()[-1])
-                out[s]["b"] = (parse, run)
+            for _ in reps:
+                for s, co in sides.items():
+                    got = subprocess.run([side_python(co), "-c", PARSE_VS_RUN, co, os.path.join(tmp, "files.json")],
+                                         capture_output=True, text=True, cwd=co, env=env)
+                    parse, run = json.loads(got.stdout.strip().splitlines()[-1])
+                    old = out[s].get("b")
+                    out[s]["b"] = (parse, run) if old is None else (min(old[0], parse), min(old[1], run))
+                    out[s].setdefault("b_ratios", []).append(run / parse)
         for s, co in sides.items():  # cold CLI (d's reference; leaves the tree warm for a, c, d)
             py = side_python(co)
-            out[s]["cli_cold_jobs"] = measure(cli(py, "--jobs", str(args.jobs), "--format", "json", "."), roots[s])[:2]
+            out[s]["cli_cold_jobs"] = measure(cli(py, "--jobs", str(args.jobs), "--format", "json", "."), roots[s],
+                                              env)[:2]
         if "a" in only:
-            for s, co in sides.items():
-                py = side_python(co)
-                f8 = [py, "-m", "flake8"]
-                out[s]["a_warm"] = measure(f8 + ["--select", "TSL", args.file], roots[s])[:2]
-                out[s]["a_cold"] = measure(f8 + ["--select", "TSL", args.file], roots[s] + "-cold")[:2]
-                out[s]["a_ef"] = measure(f8 + ["--select", "E,F", args.file], roots[s])[:2]
+            for _ in reps:
+                for s, co in sides.items():
+                    py = side_python(co)
+                    f8 = [py, "-m", "flake8"]
+                    best("a_warm", s, measure(f8 + ["--select", "TSL", args.file], roots[s], env))
+                    shutil.rmtree(os.path.join(roots[s] + "-cold", CACHE), ignore_errors=True)  # cold every time
+                    best("a_cold", s, measure(f8 + ["--select", "TSL", args.file], roots[s] + "-cold", env))
+                    best("a_ef", s, measure(f8 + ["--select", "E,F", args.file], roots[s], env))
+                if args.plain_python:
+                    best("plain_ef", "plain", measure([args.plain_python, "-m", "flake8", "--select", "E,F",
+                                                       args.file], roots["after"], env))
             if args.plain_python:
-                out["plain_ef"] = measure([args.plain_python, "-m", "flake8", "--select", "E,F", args.file],
-                                          roots["after"])[:2]
+                out["plain_ef"] = out.pop("plain")["plain_ef"]
         if "d" in only:
             for s, co in sides.items():
                 py = side_python(co)
                 out[s]["d"] = measure([py, "-m", "flake8", "--select", "TSL", "--jobs", str(args.jobs), "."],
-                                      roots[s])[:2]
+                                      roots[s], env)[:2]
         if "c" in only:
             for s, co in sides.items():
-                py = side_python(co)
-                root = roots[s] + "-c"
-                shutil.copytree(roots[s] + "-cold", root)
-                run = cli(py, "--jobs", "1", "--format", "json", ".")
-                cold = measure(run, root)
-                warm = measure(run, root)
-                res = {"cold": cold[0], "warm": warm[0], "same_warm": findings(cold[2]) == findings(warm[2])}
-                for name, rel in (("leaf", args.leaf), ("base", args.base)):
-                    with open(os.path.join(root, rel), "a") as fh:
-                        fh.write(APPEND.replace("_bench_added_helper", f"_bench_added_{name}"))
-                    edited = measure(run, root)
-                    fresh = measure(cli(py, "--jobs", str(args.jobs), "--no-cache", "--format", "json", "."), root)
-                    res[name] = edited[0]
-                    res["same_" + name] = findings(edited[2]) == findings(fresh[2])
-                sizes = subprocess.run(["du", "-sk", os.path.join(root, ".torchsync_cache")], capture_output=True,
-                                       text=True).stdout.split()
-                res["cache_mib"] = int(sizes[0]) / 1024 if sizes else None
-                out[s]["c"] = res
+                shutil.copytree(roots[s] + "-cold", roots[s] + "-c")
+            res: Dict[str, dict] = {s: {} for s in sides}
+            for r in reps:
+                for s, co in sides.items():
+                    py = side_python(co)
+                    root = roots[s] + "-c"
+                    run = cli(py, "--jobs", "1", "--format", "json", ".")
+                    for name, rel in (("leaf", args.leaf), ("base", args.base)):  # the tree as copied
+                        shutil.copy2(os.path.join(roots[s] + "-cold", rel), os.path.join(root, rel))
+                    shutil.rmtree(os.path.join(root, CACHE), ignore_errors=True)
+                    cold = measure(run, root, env)
+                    warm = measure(run, root, env)
+                    c = res[s]
+                    c["cold"] = min(c.get("cold", cold[0]), cold[0])
+                    c["warm"] = min(c.get("warm", warm[0]), warm[0])
+                    c["same_warm"] = c.get("same_warm", True) and findings(cold[2]) == findings(warm[2])
+                    for name, rel in (("leaf", args.leaf), ("base", args.base)):
+                        with open(os.path.join(root, rel), "a") as fh:
+                            fh.write(APPEND.replace("_bench_added_helper", f"_bench_added_{name}"))
+                        edited = measure(run, root, env)
+                        c[name] = min(c.get(name, edited[0]), edited[0])
+                        if r == 0:  # the edited tree's findings against a cold run of it, once
+                            fresh = measure(cli(py, "--jobs", str(args.jobs), "--no-cache", "--format", "json", "."),
+                                            root, env)
+                            c["same_" + name] = findings(edited[2]) == findings(fresh[2])
+                        measure(run, root, env)  # warm again before the next edit
+                    sizes = subprocess.run(["du", "-sk", os.path.join(root, CACHE)], capture_output=True,
+                                           text=True).stdout.split()
+                    c["cache_mib"] = int(sizes[0]) / 1024 if sizes else None
+            for s in sides:
+                out[s]["c"] = res[s]
     print(json.dumps(out, indent=1))
     for s in sides:
         r = out[s]
         print(f"== {s} ({sides[s]})")
         if "b" in r:
             parse, run = r["b"]
-            print(f"(b) whole project cold, 1 process: {run:.1f} s CPU / bare parse {parse:.1f} s = {run / parse:.2f}x")
+            print(f"(b) whole project cold, 1 process: {run:.1f} s CPU / bare parse {parse:.1f} s = {run / parse:.2f}x "
+                  f"(fastest of each; per run {', '.join(f'{x:.2f}' for x in r['b_ratios'])})")
         cc = r["cli_cold_jobs"]
         if "a_warm" in r:
             ef = out["plain_ef"][0] if "plain_ef" in out else r["a_ef"][0]

@@ -131,3 +131,29 @@ def test_every_project_wide_answer_is_recorded():
     p.begin()
     assert p.validation_off and not p.sets_default_device
     assert p.end() == {("g", "validation_off"), ("g", "sets_default_device")}
+
+
+def test_growing_wave_projects_place_calls_as_fresh_projects_do():
+    """The projects of the import waves share their key tables and where each call entry landed
+    (``Waves``); each still answers as a project built from its interfaces alone: a call to a
+    name a later wave defines (or re-exports) lands there once that wave's project holds it."""
+    from torchsync_lint.inference.project import Project
+    from torchsync_lint.run.tracked_project import Waves
+
+    def iface(module, functions=(), aliases=None, calls=()):
+        return {"module": module, "functions": {f"{module}.{f}": {"returns": {"kind": "tensor"}} for f in functions},
+                "classes": {}, "values": {}, "aliases": aliases or {}, "calls": [list(c) for c in calls]}
+
+    user = iface("u", calls=[("pkg.helper", [{"kind": "tensor"}], {}), ("lib.g", [], {"x": {"kind": "number"}})])
+    lib = iface("lib", functions=["g"])
+    pkg = iface("pkg", aliases={"helper": "pkg.impl.helper"})
+    impl = iface("pkg.impl", functions=["helper"])
+    waves = Waves()
+    interfaces: dict = {}
+    for added in ([user], [lib], [pkg], [impl]):
+        interfaces.update((i["module"], i) for i in added)
+        grown, fresh = TrackedProject(interfaces, waves), Project(dict(interfaces))
+        assert grown._call_index() == fresh._call_index()
+        assert {k: v for k, v in grown._functions.items()} == fresh._functions
+    assert set(grown._call_index()) == {"lib.g", "pkg.impl.helper"}
+    assert waves.targets  # the entries were placed once and shared

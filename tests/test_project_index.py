@@ -60,14 +60,42 @@ def _noqa_free(findings, root):
 def test_warm_index_answers_as_the_whole_run_without_parsing(name, tmp_path, monkeypatch):
     root = _copy(name, tmp_path)
     want = _cli(root)
-    import torchsync_lint.check.lint_source as lint_source_module
+    import torchsync_lint.check.file as check_file_module  # lint_source imports it for a file to check
 
     parses = []
-    real = lint_source_module.check_source
-    monkeypatch.setattr(lint_source_module, "check_source", lambda *a, **k: parses.append(a[1]) or real(*a, **k))
+    real = check_file_module.check_source
+    monkeypatch.setattr(check_file_module, "check_source", lambda *a, **k: parses.append(a[1]) or real(*a, **k))
     got = _plugin(root)
     assert _noqa_free(got, root) == _noqa_free(want, root)
     assert parses == []  # every file answered from the run's stored report
+
+
+WARM_FLAKE8 = """
+import sys
+from flake8.main.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+heavy = sorted(m for m in sys.modules if m == "libcst" or m.startswith(("torchsync_lint.rules.", "torchsync_lint.inference.evaluate")))
+print("HEAVY", heavy)
+"""
+
+
+def test_a_stored_answer_loads_no_parser_and_no_rule(tmp_path):
+    """flake8 on a file of an unchanged project is answered from the index: neither LibCST nor a
+    rule is imported (they cost more than flake8's own checks)."""
+    root = _copy("crossfile", tmp_path)
+    import subprocess
+    import sys
+
+    cli = subprocess.run([sys.executable, "-m", "torchsync_lint", "--isolated", "."], cwd=root, capture_output=True,
+                         text=True, timeout=300)
+    assert cli.returncode in (0, 1), cli.stderr
+    target = str(sorted(root.rglob("*.py"))[0].relative_to(root))
+    proc = subprocess.run([sys.executable, "-c", WARM_FLAKE8, "--select", "TSL", target], cwd=root,
+                          capture_output=True, text=True, timeout=300)
+    assert "HEAVY []" in proc.stdout, proc.stdout + proc.stderr
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -127,3 +155,19 @@ def test_the_cache_stays_bounded_over_edits_and_a_warm_run_still_hits(tmp_path, 
     monkeypatch.setattr(cached_check, "check_data", lambda *a, **k: checked.append(a[1]) or real(*a, **k))
     result = lint_paths([str(root)], Config(), jobs=1, cache_dir=str(cache))
     assert checked == [] and result.cache_size[0] > 0
+
+
+def test_a_stored_answer_labels_run_once_functions_as_the_whole_run(tmp_path):
+    """A helper called only from the set-up code of a training loop runs once: the whole run hides
+    its sync by default, and so does the plugin answering from the index (not only the hot set)."""
+    root = tmp_path / "proj"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[project]\nname = 'proj'\n")
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "train.py").write_text(
+        "from pkg.util import report\n\n\ndef train(model, loader, opt):\n    report(model)\n"
+        "    for x in loader:\n        loss = model(x)\n        loss.backward()\n        opt.step()\n")
+    (root / "pkg" / "util.py").write_text("import torch\n\n\ndef report(model):\n    print(model.weight.sum().item())\n")
+    result = lint_paths([str(root)], Config(), jobs=1, cache_dir=str(root / ".torchsync_cache"))
+    assert result.findings == [] and [f.frequency for f in result.hidden] == ["once"]
+    assert _plugin(root) == set()

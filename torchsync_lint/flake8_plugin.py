@@ -148,7 +148,7 @@ class TorchSyncChecker:
         # flake8 would stop the whole run, every file, on an exception.
         if not self.enabled:
             return
-        from torchsync_lint.check.file import RECURSION_ERROR, internal_error
+        from torchsync_lint.check.report import RECURSION_ERROR, internal_error
         from torchsync_lint.check.lint_source import SourceError
 
         source = "".join(self.lines)

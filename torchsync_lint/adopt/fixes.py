@@ -22,8 +22,6 @@ from io import BytesIO
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor
 
 from torchsync_lint.check.lint_source import lint_source
 from torchsync_lint.check.source import decode, module_name_for
@@ -264,6 +262,11 @@ def _with_imports(source: str, modules: Sequence[str]) -> str:
         module = cst.parse_module(source)
     except (cst.ParserSyntaxError, RecursionError, ValueError):
         return source
+    # LibCST's codemod package costs more to import than the rest of a warm run: only for a fix
+    # that adds an import
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import AddImportsVisitor
+
     context = CodemodContext()
     for name in modules:
         AddImportsVisitor.add_needed_import(context, name)

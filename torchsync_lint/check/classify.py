@@ -7,8 +7,8 @@ from typing import Iterable, List, Optional
 
 from torchsync_lint.check.report import FileReport
 from torchsync_lint.finding import Finding
-from torchsync_lint.inference.frequency import EVERY_STEP, NOT_HOT, ONCE, TEST, combine, settle
-from torchsync_lint.inference.hotness import CallGraph
+from torchsync_lint.inference.callgraph import CallGraph
+from torchsync_lint.inference.labels import EVERY_STEP, NOT_HOT, ONCE, TEST, combine, settle
 
 
 def is_test_file(path: str) -> bool:

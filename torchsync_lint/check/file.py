@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import sys
 import threading
-import traceback
 from typing import Dict, Optional
 
 import libcst as cst
@@ -18,7 +17,7 @@ import libcst as cst
 from torchsync_lint.check import gc_pause, parse_guard
 from torchsync_lint.check.noqa import Suppressions
 from torchsync_lint.check.positions import positions
-from torchsync_lint.check.report import FileReport, Options
+from torchsync_lint.check.report import RECURSION_ERROR, FileReport, Options, internal_error  # noqa: F401
 from torchsync_lint.check.source import PREFILTER, decode, module_name_for, pre_parse_error, python_syntax_error
 from torchsync_lint.check.walker import RuleWalker, places
 from torchsync_lint.finding import FileError, Finding
@@ -140,8 +139,6 @@ def interface_only(source: str, path: str, module_name: Optional[str], report: F
     index.release()
 
 
-
-RECURSION_ERROR = "too deeply nested to analyse (recursion limit)"
 _DEEP_STACK_BYTES = 512 * 1024 * 1024  # address space; only the pages a deep walk touches are used
 _DEEP_RECURSION = 60_000
 
@@ -202,10 +199,3 @@ def crashed(path: str, *_args) -> FileReport:
     """The report for a file whose check killed its worker process (``workers.pool_map``)."""
     return FileReport(path, error=FileError(path, "internal error, please report: the process checking this file "
                                                   "died (a crash in native code, such as LibCST's parser)"))
-
-
-def internal_error(exc: BaseException) -> str:
-    """One line for a bug of ours met while checking a file: the exception and where it was raised."""
-    tb = traceback.extract_tb(exc.__traceback__)
-    where = f" (at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno})" if tb else ""
-    return f"internal error, please report: {type(exc).__name__}: {exc}{where}"

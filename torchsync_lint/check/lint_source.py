@@ -6,12 +6,11 @@ import os
 from typing import List, Optional
 
 from torchsync_lint.check.classify import classify
-from torchsync_lint.check.file import check_source, deep_stack
 from torchsync_lint.check.report import Options
 from torchsync_lint.check.suppress import suppress
 from torchsync_lint.config import Config
 from torchsync_lint.finding import FileError, Finding
-from torchsync_lint.inference.hotness import CallGraph
+from torchsync_lint.inference.callgraph import CallGraph
 
 
 class SourceError(SyntaxError):
@@ -39,6 +38,10 @@ def lint_source(source: str, path: str = "<string>", config: Optional[Config] = 
         project.use(options)  # its project index for these options, if the cache holds one
         report = project.stored_report(source, path)  # the whole run's answer, if nothing changed
     if report is None:
+        # the parser, the index and the rules load with the first file that must be checked: a
+        # stored answer needs none of them (the flake8 plugin on an unchanged project)
+        from torchsync_lint.check.file import check_source, deep_stack
+
         args = (source, path, options, module_name or os.path.splitext(os.path.basename(path))[0],
                 project.project if project is not None else None)
         try:

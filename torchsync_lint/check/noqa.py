@@ -72,6 +72,17 @@ class Suppressions:
                 for lineno in range(first, last + 1):
                     self.lines[lineno] = codes
 
+    def to_data(self) -> dict:
+        """Plain data (the report cache keeps it: the table follows from the source alone)."""
+        return {"file": sorted(self.file), "lines": [[n, sorted(c)] for n, c in sorted(self.lines.items())]}
+
+    @classmethod
+    def from_data(cls, d: dict) -> "Suppressions":
+        out = cls("")
+        out.file = frozenset(d["file"])
+        out.lines = {int(n): frozenset(c) for n, c in d["lines"]}
+        return out
+
     def file_only(self) -> "Suppressions":
         """The file-level switch alone (for flake8, which applies line comments itself)."""
         out = Suppressions("")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import traceback
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
 from torchsync_lint.finding import FileError, Finding
 from torchsync_lint.check.noqa import Suppressions
-from torchsync_lint.inference.hotness import FileSummary
+from torchsync_lint.inference.callgraph import FileSummary
 from torchsync_lint.inference.values import Value
 
 
@@ -46,3 +48,13 @@ class Options:
     hot_functions: Tuple[str, ...] = ()
     cold_functions: Tuple[str, ...] = ()
 
+
+# what a file that could not be checked reports (the CLI, the flake8 plugin, the language server)
+RECURSION_ERROR = "too deeply nested to analyse (recursion limit)"
+
+
+def internal_error(exc: BaseException) -> str:
+    """One line for a bug of ours met while checking a file: the exception and where it was raised."""
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = f" (at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno})" if tb else ""
+    return f"internal error, please report: {type(exc).__name__}: {exc}{where}"

@@ -271,7 +271,11 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
 
     # -- expressions -------------------------------------------------------------------------
     def infer(self, e: cst.BaseExpression, scope: Scope) -> Value:
-        if isinstance(e, cst.Name):
+        # exact node types (none of LibCST's has a subclass): ``isinstance`` against LibCST's
+        # abstract-base metaclass costs ten times a type comparison, and this runs for every
+        # expression the rules ask about
+        typ = type(e)
+        if typ is cst.Name:
             name = e.value
             if name in ("True", "False"):
                 return BOOL
@@ -290,52 +294,52 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
             if q is not None and q.split(".")[0] not in EXTERNAL_ROOTS and "." in q:
                 return self._ref(("value", q))  # a module-level value imported from another file
             return UNKNOWN_VALUE
-        if isinstance(e, cst.Integer):
+        if typ is cst.Integer:
             return INT
-        if isinstance(e, (cst.Float, cst.Imaginary)):
+        if typ in (cst.Float, cst.Imaginary):
             return number("float")
-        if isinstance(e, cst.SimpleString):
+        if typ is cst.SimpleString:
             if "cpu" not in e.value and "cuda" not in e.value:
                 return Value(STR)  # no device name: skip evaluating the literal (ast.literal_eval)
             text = e.evaluated_value
             if isinstance(text, str) and text.startswith(("cpu", "cuda")):
                 return Value(STR, device=CPU if text.startswith("cpu") else CUDA)
             return Value(STR)
-        if isinstance(e, (cst.ConcatenatedString, cst.FormattedString)):
+        if typ in (cst.ConcatenatedString, cst.FormattedString):
             return Value(STR)
-        if isinstance(e, (cst.List, cst.Tuple)):
-            kind = LIST if isinstance(e, cst.List) else TUPLE
+        if typ in (cst.List, cst.Tuple):
+            kind = LIST if typ is cst.List else TUPLE
             if any(isinstance(el, cst.StarredElement) for el in e.elements):
                 return Value(kind)
             return Value(kind, elts=tuple(self.infer(el.value, scope) for el in e.elements))
-        if isinstance(e, (cst.ListComp, cst.GeneratorExp)):
+        if typ in (cst.ListComp, cst.GeneratorExp):
             return self._comprehension(e, scope)
-        if isinstance(e, cst.Dict):
+        if typ is cst.Dict:
             return self._dict_literal(e, scope)
-        if isinstance(e, cst.Attribute):
+        if typ is cst.Attribute:
             if scope.func is None and scope.cls is None:
                 alias = self.type_expression(e)  # `LongTensor = torch.Tensor`
                 if alias is not None:
                     return alias
             return self._attribute(e, scope)
-        if scope.func is None and scope.cls is None and isinstance(e, (cst.Subscript, cst.BinaryOperation, cst.Call)):
+        if scope.func is None and scope.cls is None and typ in (cst.Subscript, cst.BinaryOperation, cst.Call):
             alias = self.type_expression(e)  # `NdarrayOrTensor = np.ndarray | torch.Tensor`
             if alias is not None:
                 return alias
-        if isinstance(e, cst.Subscript):
+        if typ is cst.Subscript:
             return self._subscript(e, scope)
-        if isinstance(e, cst.Call):
+        if typ is cst.Call:
             return self._call(e, scope)
-        if isinstance(e, cst.BinaryOperation):
+        if typ is cst.BinaryOperation:
             return self._binary(e, scope)
-        if isinstance(e, cst.Comparison):
+        if typ is cst.Comparison:
             return self._comparison(e, scope)
-        if isinstance(e, cst.UnaryOperation):
+        if typ is cst.UnaryOperation:
             v = self.infer(e.expression, scope)
             if isinstance(e.operator, cst.Not):
                 return BOOL if v.kind != UNKNOWN else UNKNOWN_VALUE
             return v if v.kind in (TENSOR, NUMBER) else UNKNOWN_VALUE
-        if isinstance(e, cst.BooleanOperation):
+        if typ is cst.BooleanOperation:
             a, b = self.infer(e.left, scope), self.infer(e.right, scope)
             if a.kind == b.kind and a.kind in (TENSOR, NUMBER):
                 return join(a, b)
@@ -345,8 +349,8 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
                 t = a if a.kind == TENSOR else b
                 return t.with_(maybe=True) if NUMBER in kinds or isinstance(e.operator, cst.And) else t
             return UNKNOWN_VALUE
-        if isinstance(e, cst.IfExp):
+        if typ is cst.IfExp:
             return join(self.infer(e.body, scope), self.infer(e.orelse, scope))
-        if isinstance(e, cst.NamedExpr):
+        if typ is cst.NamedExpr:
             return self.infer(e.value, scope)
         return UNKNOWN_VALUE

@@ -35,22 +35,22 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from torchsync_lint.inference.index import STEP_HOOKS
+# the classes themselves live in ``labels`` (read without a syntax tree); re-exported here
+from torchsync_lint.inference.labels import (  # noqa: F401
+    CLASSES,
+    ERROR_PATH,
+    EVERY_STEP,
+    NOT_HOT,
+    ONCE,
+    PERIODIC,
+    SETUP,
+    TEST,
+    combine,
+    settle,
+)
 from torchsync_lint.inference.names import dotted
 from torchsync_lint.syntax.walk import iter_children
 
-EVERY_STEP = "every-step"
-PERIODIC = "periodic"
-ERROR_PATH = "error-path"
-ONCE = "once"
-TEST = "test"
-# Code outside the training loop of the function that holds it: once per call of that function,
-# which is once unless the function runs every step (decided by the engine, across files).
-SETUP = "set-up"
-# A finding of a hot-only rule (``Rule.hot_only``) in code not known to be hot: costly only if it
-# runs every step, which nothing shows; shown, so labelled, with --include-cold.
-NOT_HOT = "not-hot"
-CLASSES = (EVERY_STEP, PERIODIC, ONCE, ERROR_PATH, TEST, NOT_HOT)
-_RANK = {EVERY_STEP: 0, PERIODIC: 1, SETUP: 2, ONCE: 2, ERROR_PATH: 3}
 # Decorators that memoise a function: its body runs once per argument set (per instance).
 CACHING_DECORATORS = frozenset(("functools.cache", "functools.lru_cache", "functools.cached_property"))
 
@@ -450,15 +450,3 @@ class FrequencyTracker:
         if self._loops[-1] and self._loops[-1][-1] is node:
             self._loops[-1].pop()
         self._count(node, -1)
-
-
-def combine(outer: str, inner: str) -> str:
-    return inner if _RANK.get(inner, 0) >= _RANK.get(outer, 0) else outer
-
-
-def settle(freq: str, runs_every_step: bool) -> str:
-    """The reported class of a finding labelled ``freq`` in a function that runs every step (or
-    not): set-up code around a training loop is once, unless its function runs every step."""
-    if freq == SETUP:
-        return EVERY_STEP if runs_every_step else ONCE
-    return freq

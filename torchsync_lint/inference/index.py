@@ -13,31 +13,13 @@ import libcst as cst
 
 from torchsync_lint import catalog
 from torchsync_lint.inference import torch_facts
+from torchsync_lint.inference.labels import COLD_METHODS, STEP_HOOKS, names_function  # noqa: F401  (re-exported)
 from torchsync_lint.inference.names import Aliases, dotted
 
-# Methods that run every training or evaluation step in common frameworks (Lightning, HF Trainer,
-# plain loops written as methods).
-STEP_HOOKS = frozenset(
-    "training_step validation_step test_step predict_step train_step eval_step evaluation_step "
-    "compute_loss training_step_end shared_step".split()
-)
 # calls that wrap an iterable and yield its items (with a counter, a progress bar)
 _WRAPPERS = frozenset(("enumerate", "iter", "tqdm"))
 # factories whose first argument is the tensor's data, copied from Python values
 HOST_DATA_FACTORIES = frozenset(("torch.tensor", "torch.as_tensor", "torch.asarray"))
-# Methods that run once, at set-up or for display: syncs there cost nothing per step.
-COLD_METHODS = frozenset(
-    "__init__ __repr__ __str__ extra_repr reset_parameters _reset_parameters init_weights "
-    "_init_weights __setstate__ __getstate__ load_state_dict _load_from_state_dict state_dict "
-    "setup prepare_data configure_optimizers on_load_checkpoint on_save_checkpoint".split()
-)
-
-
-def names_function(key: str, name: str, patterns) -> bool:
-    """Whether a user's list (hot-functions, cold-functions) names this function: by its name,
-    its full dotted key, or a dotted tail of it (``Trainer.step``)."""
-    return name in patterns or any(key == p or key.endswith("." + p) for p in patterns if "." in p)
-
 
 # Calls whose presence marks a loop body as a training step.
 STEP_CALL_ATTRS = frozenset(("backward", "step"))

@@ -18,7 +18,7 @@ from typing import Dict, List, Optional
 
 from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference.evaluate import EXTERNAL_ROOTS, Evaluator
-from torchsync_lint.inference.hotness import FileSummary
+from torchsync_lint.inference.callgraph import FileSummary, summary_from_data, summary_to_data  # noqa: F401
 from torchsync_lint.inference.switches import turns_validation_off
 from torchsync_lint.inference.index import FileIndex
 from torchsync_lint.inference.values import (
@@ -163,43 +163,3 @@ def _informative_argument(v) -> bool:
 def _base_key(index: FileIndex, base: str) -> str:
     local = index.classes.get(base)
     return local.key if local is not None else base
-
-
-def summary_to_data(s: FileSummary) -> dict:
-    return {
-        "module": s.module,
-        "functions": {k: sorted(v) for k, v in s.functions.items()},
-        "roots": sorted(s.roots),
-        "loop_calls": sorted(s.loop_calls),
-        "names": s.names,
-        "class_bases": s.class_bases,
-        "attr_classes": s.attr_classes,
-        "aliases": s.aliases,
-        "setup_calls": {k: sorted(v) for k, v in s.setup_calls.items()},
-        "setup_methods": {k: sorted(v) for k, v in s.setup_methods.items()},
-        "other_methods": {k: sorted(v) for k, v in s.other_methods.items()},
-        "plain_methods": {k: sorted(v) for k, v in s.plain_methods.items()},
-        "epoch_calls": {k: sorted(v) for k, v in s.epoch_calls.items()},
-        "epoch_methods": {k: sorted(v) for k, v in s.epoch_methods.items()},
-        "writes": sorted(s.writes),
-    }
-
-
-def summary_from_data(d: dict) -> FileSummary:
-    return FileSummary(
-        module=d["module"],
-        functions={k: set(v) for k, v in d["functions"].items()},
-        roots=set(d["roots"]),
-        loop_calls=set(d["loop_calls"]),
-        names=dict(d["names"]),
-        class_bases={k: list(v) for k, v in d["class_bases"].items()},
-        attr_classes={k: dict(v) for k, v in d["attr_classes"].items()},
-        aliases=dict(d["aliases"]),
-        setup_calls={k: set(v) for k, v in d.get("setup_calls", {}).items()},
-        setup_methods={k: set(v) for k, v in d.get("setup_methods", {}).items()},
-        other_methods={k: set(v) for k, v in d.get("other_methods", {}).items()},
-        plain_methods={k: set(v) for k, v in d.get("plain_methods", {}).items()},
-        epoch_calls={k: set(v) for k, v in d.get("epoch_calls", {}).items()},
-        epoch_methods={k: set(v) for k, v in d.get("epoch_methods", {}).items()},
-        writes=set(d.get("writes", ())),
-    )

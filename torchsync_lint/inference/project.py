@@ -14,6 +14,7 @@ sees one file at a time, from a loader that indexes files on demand (see ``infer
 
 from __future__ import annotations
 
+import itertools
 from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from torchsync_lint.inference.values import (
@@ -37,15 +38,24 @@ _BOTTOM = Value("none")
 class Project:
     def __init__(self, interfaces: Dict[str, dict], loader: Optional[Callable[[str], Optional[dict]]] = None,
                  calls: Optional[Dict[str, List[Tuple[list, dict]]]] = None,
-                 sets_default_device: Optional[bool] = None, validation_off: Optional[bool] = None) -> None:
+                 sets_default_device: Optional[bool] = None, validation_off: Optional[bool] = None,
+                 tables: Optional["Project"] = None) -> None:
         """``interfaces``: module name -> interface data; ``loader(module)`` finds one not given.
         ``calls``, ``sets_default_device`` and ``validation_off``: what a whole run found over every file (the project
-        index, ``run.project_index``), so a project loaded on demand answers as the whole one."""
+        index, ``run.project_index``), so a project loaded on demand answers as the whole one.
+        ``tables``: a project over the first interfaces of ``interfaces`` (the same objects, in the
+        same order: an earlier import wave's), whose key tables are copied, not built again."""
         self._ifaces: Dict[str, Optional[dict]] = dict(interfaces)
         self._loader = loader
         self._functions: Dict[str, Tuple[dict, dict]] = {}  # key -> (interface, function data)
         self._classes: Dict[str, Tuple[dict, dict]] = {}
-        for iface in interfaces.values():
+        self._definers: Optional[Dict[str, List[Tuple[str, str]]]] = None  # method name -> (class, method)
+        self._given = len(interfaces)
+        rest = iter(interfaces.values())
+        if tables is not None and tables._loader is None and _prefix(tables._ifaces, interfaces, tables._given):
+            self._functions, self._classes = dict(tables._functions), dict(tables._classes)
+            rest = itertools.islice(rest, tables._given, None)
+        for iface in rest:
             self._add(iface)
         self._resolved: Dict[tuple, Value] = {}
         self._busy: Set[tuple] = set()
@@ -296,9 +306,22 @@ class Project:
     def _call_index(self) -> Dict[str, List[Tuple[list, dict]]]:
         if self._calls is None:
             calls: Dict[str, List[Tuple[list, dict]]] = {}
-            for iface in list(self._ifaces.values()):
-                for key, args, kwargs in self.calls_from(iface):
-                    calls.setdefault(key, []).append((args, kwargs))
+            # On demand (a loader), other files' calls are placed with the interfaces loaded so far:
+            # deriving the files they name would cascade over the project (each new interface's
+            # calls name more), far past what the checked file reaches. What that placing
+            # memoises saw less than the file's own questions see: dropped after.
+            loader, saved = self._loader, None
+            if loader is not None:
+                saved = (dict(self._resolved), dict(self._is_module), dict(self._object_informative))
+                self._loader = lambda name: None
+            try:
+                for iface in list(self._ifaces.values()):
+                    for key, args, kwargs in self.calls_from(iface):
+                        calls.setdefault(key, []).append((args, kwargs))
+            finally:
+                if saved is not None:
+                    self._loader = loader
+                    self._resolved, self._is_module, self._object_informative = saved
             self._calls = calls
         return self._calls
 
@@ -311,26 +334,25 @@ class Project:
                 _, cls_key, name, args, kwargs = entry
                 out.extend((key, args, kwargs) for key in self._dispatch(cls_key, name))
                 continue
-            if entry[0] == "@method":
-                _, recv, name, args, kwargs = entry
-                key = self._method_of(from_data(recv), name)
-                if key is not None:
-                    out.append((key, args, kwargs))
-                continue
-            q, args, kwargs = entry
-            loc = self.locate(q)
-            if loc is None:
-                continue
-            key = loc[1] if loc[0] == "function" else (
-                self.find_method(loc[1], "__init__") if loc[0] == "class" else None)
+            key = self.call_target(entry)
             if key is not None:
-                out.append((key, args, kwargs))
+                out.append((key, entry[-2], entry[-1]))  # its args and kwargs
         if test_module((iface or {}).get("module", "")):
             # a package's own tests show what its API takes, but they leave defaults out as its
             # users need not (`Trainer(model)` with `device="cpu"`): marked, they do not make a
             # default count (``has_callers``)
             out = [(key, args, dict(kwargs, **{TEST_CALL: True})) for key, args, kwargs in out]
         return out
+
+    def call_target(self, entry: list) -> Optional[str]:
+        """The function one call entry of an interface reaches, or None."""
+        if entry[0] == "@method":
+            _, recv, name, _args, _kwargs = entry
+            return self._method_of(from_data(recv), name)
+        loc = self.locate(entry[0])
+        if loc is None:
+            return None
+        return loc[1] if loc[0] == "function" else (self.find_method(loc[1], "__init__") if loc[0] == "class" else None)
 
     def _dispatch(self, cls_key: str, name: str) -> List[str]:
         """What ``self.name(...)`` in a method of ``cls_key`` may run: the method the class
@@ -401,6 +423,12 @@ class Project:
 
     def modules(self) -> Iterable[str]:
         return [m for m, i in self._ifaces.items() if i is not None]
+
+
+def _prefix(given: Dict[str, Optional[dict]], interfaces: Dict[str, dict], n: int) -> bool:
+    """The first ``n`` entries of ``given`` are the first ``n`` of ``interfaces`` (same names, same objects)."""
+    return len(interfaces) >= n and all(
+        a == b and x is y for (a, x), (b, y) in zip(itertools.islice(given.items(), n), interfaces.items()))
 
 
 TEST_CALL = "@test"  # a keyword no call can pass: marks the calls of a test module

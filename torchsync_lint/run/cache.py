@@ -12,23 +12,43 @@ corrupt entry is a miss and is written again.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import json
 import sys
 import tempfile
 from functools import lru_cache
 from typing import Optional
-import libcst
 
 FORMAT = 1
 # what the cache folder writes about itself, as Ruff's and pytest's do: git never lists its entries
 GITIGNORE = "# written by torchsync-lint: its cache, never to be committed\n*\n"
 
 
+def _libcst_version() -> bytes:
+    """LibCST's version file, read without importing LibCST: a run answered from the cache (the
+    flake8 plugin on an unchanged file) never loads the parser. Without that file, the version
+    its installed metadata gives."""
+    try:
+        spec = importlib.util.find_spec("libcst")
+        if spec is not None and spec.origin:
+            with open(os.path.join(os.path.dirname(spec.origin), "_version.py"), "rb") as fh:
+                return fh.read()
+    except (OSError, ImportError, ValueError):
+        pass
+    try:
+        from importlib import metadata  # only here: its import costs more than the file read above
+
+        return metadata.version("libcst").encode()
+    except Exception:  # not installed as a distribution: nothing more to tell
+        return b""
+
+
 @lru_cache(maxsize=None)
 def code_fingerprint() -> str:
     """The linter's own code (every module of the package), LibCST's and Python's versions."""
-    h = hashlib.sha256(f"{FORMAT}|{sys.version}|{getattr(libcst, '__version__', '')}".encode())
+    h = hashlib.sha256(f"{FORMAT}|{sys.version}|".encode())
+    h.update(_libcst_version())
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the package, not run/ alone
     for folder, dirs, files in sorted(os.walk(root)):
         dirs.sort()

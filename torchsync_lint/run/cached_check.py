@@ -7,11 +7,11 @@ from __future__ import annotations
 from typing import Optional
 
 from torchsync_lint.check.file import check_data
-from torchsync_lint.check.noqa import Suppressions
 from torchsync_lint.check.report import FileReport, Options
-from torchsync_lint.check.source import decode, module_name_for
+from torchsync_lint.check.source import module_name_for
 from torchsync_lint.finding import FileError
 from torchsync_lint.run import report_data
+from torchsync_lint.run.report_data import from_cache
 from torchsync_lint.run.cache import ReportCache
 from torchsync_lint.run.cache import key as cache_key
 from torchsync_lint.run.tracked_project import TrackedProject
@@ -33,7 +33,7 @@ def check_file(path: str, options: Options, cache_dir: Optional[str] = None, pro
     store = ReportCache(cache_dir)
     tracked = project if isinstance(project, TrackedProject) else None
     k = _key(data, path, options, project_digest, want_interface, ordered, tracked is not None)
-    report = from_cache(store, k, data, path, tracked)
+    report = from_cache(store, k, tracked)
     if report is not None:
         return report
     if tracked is not None:
@@ -69,25 +69,4 @@ def cached_report(path: str, options: Options, cache_dir: str, project_digest: s
         return None
     tracked = project if isinstance(project, TrackedProject) else None
     k = _key(data, path, options, project_digest, want_interface, ordered, tracked is not None)
-    return from_cache(ReportCache(cache_dir), k, data, path, tracked)
-
-
-def from_cache(store: ReportCache, k: str, data: bytes, path: str,
-               project: Optional[TrackedProject] = None, final: bool = False) -> Optional[FileReport]:
-    """The report stored under ``k``; an entry kept with its dependencies is valid only where
-    ``project`` answers them alike (without a project: read by a caller that checked otherwise)."""
-    hit = store.get(k)
-    if hit is None:
-        return None
-    try:
-        if "deps" in hit:
-            if project is not None and not project.matches(hit["deps"]):
-                return None
-            hit = hit["report"]
-        report = report_data.from_json(hit, FileReport, final)
-        report.cache_key = k
-        if report.findings:
-            report.noqa = Suppressions(decode(data, path))
-        return report
-    except Exception:  # a corrupt entry: check the file again and overwrite it
-        return None
+    return from_cache(ReportCache(cache_dir), k, tracked)

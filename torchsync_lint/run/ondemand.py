@@ -32,13 +32,12 @@ from typing import Dict, Optional
 from torchsync_lint.check.report import FileReport, Options
 from torchsync_lint.check.source import decode, module_name_for
 from torchsync_lint.config import CACHE_NAME
-from torchsync_lint.inference.hotness import CallGraph, FileSummary
-from torchsync_lint.inference.interface import summary_from_data, summary_to_data
+from torchsync_lint.inference.callgraph import CallGraph, FileSummary, summary_from_data, summary_to_data
 from torchsync_lint.inference.project import Project
 from torchsync_lint.run.cache import ReportCache
-from torchsync_lint.run.cached_check import from_cache
+from torchsync_lint.run.interfaces import interface_cache_get, interface_for_file, interface_from_key
 from torchsync_lint.run.project_index import Index, summary_digest
-from torchsync_lint.run.project_pass import interface_cache_get, interface_for_file, interface_from_key
+from torchsync_lint.run.report_data import from_cache
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 SKIP_DIRS = frozenset(("build", "dist", "node_modules", "site-packages", "__pycache__", "venv", "env"))
@@ -194,7 +193,7 @@ class OnDemand:
                 return None  # flake8 lints a text other than the file's (stdin, an editor buffer)
         except (OSError, ValueError):
             return None
-        report = from_cache(ReportCache(self.cache_dir), entry[4], data, path)
+        report = from_cache(ReportCache(self.cache_dir), entry[4], final=True)
         if report is None:
             return None
         report.path = path

@@ -10,7 +10,7 @@ it; ``write`` keeps it in the cache folder, one JSON file per rule selection and
 - ``calls``: callee key -> [[calling module, args, kwargs], ...], the caller-to-parameter table
   (``inference.project.Project.calls_from`` over every interface), so a one-file check loads no
   interface to learn who calls it;
-- ``hot``: the hot functions of the whole run (``inference.hotness.CallGraph.hot``);
+- ``hot``: the hot functions of the whole run (``inference.callgraph.CallGraph.hot``);
 - ``once``: the functions that run once or periodically (``CallGraph.once_map``), for the
   frequency labels of a stored report;
 - ``sets_default_device``: some file moves torch's default device.
@@ -33,17 +33,22 @@ from typing import Dict, Iterable, List, Optional, Tuple
 
 from torchsync_lint.check.report import FileReport, Options
 from torchsync_lint.check.source import module_name_for
-from torchsync_lint.inference.interface import summary_to_data
+from torchsync_lint.inference.callgraph import summary_to_data
 from torchsync_lint.inference.project import Project
-from torchsync_lint.rules.registry import select_rules
-from torchsync_lint.run.cache import code_fingerprint, write_json
+from torchsync_lint.run.cache import ReportCache, code_fingerprint, write_json
+from torchsync_lint.run.report_data import from_cache
+from torchsync_lint.run.tracked_project import TrackedProject, Waves
 
-FORMAT = 1
+FORMAT = 2
 INDEX_DIR = "index"
 
 
 def index_id(options: Options) -> str:
     """The rules that run (not how they were selected), hot and cold names, the linter's code."""
+    # the rules (and LibCST) load here, for a run that writes an index or a reader that has no
+    # ``selection_key`` file naming it: a reader answered from the cache loads none of them
+    from torchsync_lint.rules.registry import select_rules
+
     codes = sorted(r.code for r in select_rules(options.select, options.ignore))
     extra = os.environ.get("TORCHSYNC_LINT_EXTRA_SYNC_CALLS", "")
     text = json.dumps([code_fingerprint(), codes, sorted(options.hot_functions), sorted(options.cold_functions),
@@ -60,6 +65,12 @@ def selection_key(options: Options) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+def _write_selection(cache_dir: str, options: Options, ident: str) -> None:
+    sel = selection_key(options)
+    write_json(os.path.join(cache_dir, INDEX_DIR, f"select-{sel}.json"),
+               {"key": sel, "data": {"ident": ident, "code": code_fingerprint()}})
+
+
 def _ident(cache_dir: str, options: Options) -> str:
     sel = selection_key(options)
     try:
@@ -69,7 +80,17 @@ def _ident(cache_dir: str, options: Options) -> str:
             return entry["data"]["ident"]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass
-    return index_id(options)
+    ident = index_id(options)
+    if os.path.exists(_paths(cache_dir, ident)[0]):
+        _write_selection(cache_dir, options, ident)  # the next reader of these options loads no rule
+    return ident
+
+
+def _alternatives(options: Options) -> List[Options]:
+    """The same run asked for as the flake8 plugin asks (``--select TSL``, or no selection):
+    written with the index when they resolve to the same rules, so the plugin's first file reads
+    the index without loading every rule."""
+    return [Options(select, (), options.hot_functions, options.cold_functions) for select in ((), ("TSL",))]
 
 
 def _paths(cache_dir: str, ident: str) -> Tuple[str, str]:
@@ -88,11 +109,13 @@ def file_digest(data: bytes) -> str:
 
 
 def write(reports: List[FileReport], options: Options, hot: Iterable[str], cache_dir: str,
-          interface_keys: Dict[str, str], touched: Iterable[str] = (), once: Optional[Dict[str, str]] = None) -> bool:
+          interface_keys: Dict[str, str], touched: Iterable[str] = (), once: Optional[Dict[str, str]] = None,
+          waves: Optional[Waves] = None) -> bool:
     """Keep what this run derived (see the module docstring); False when a larger run's index is
     kept instead. ``interface_keys``: path -> the cache key its interface was stored under
-    (``project_pass.store_interfaces``); ``touched``: every cache key the run read or wrote,
-    listed with the index so that ``cache_prune`` keeps them."""
+    (``interfaces.store_interfaces``); ``touched``: every cache key the run read or wrote,
+    listed with the index so that ``cache_prune`` keeps them; ``waves``: what the run's projects
+    placed (``tracked_project.Waves``), for the callers' table."""
     files: Dict[str, list] = {}
     summaries: Dict[str, dict] = {}
     interfaces: Dict[str, dict] = {}
@@ -117,7 +140,7 @@ def write(reports: List[FileReport], options: Options, hot: Iterable[str], cache
     old = Index.load(cache_dir, options)
     if old is not None and any(p not in files and os.path.exists(p) for p in old.files):
         return False  # a run over part of an indexed project keeps the whole project's index
-    project = Project(interfaces)
+    project = TrackedProject(interfaces, waves) if waves is not None else Project(interfaces)
     calls: Dict[str, list] = {}
     for module, iface in interfaces.items():
         for key, args, kwargs in project.calls_from(iface):
@@ -131,9 +154,10 @@ def write(reports: List[FileReport], options: Options, hot: Iterable[str], cache
                                               "once": dict(sorted((once or {}).items())),
                                               "sets_default_device": project.sets_default_device,
                                               "validation_off": project.validation_off}})
-    sel = selection_key(options)
-    write_json(os.path.join(cache_dir, INDEX_DIR, f"select-{sel}.json"),
-          {"key": sel, "data": {"ident": ident, "code": code_fingerprint()}})
+    _write_selection(cache_dir, options, ident)
+    for alt in _alternatives(options):
+        if alt != options and index_id(alt) == ident:
+            _write_selection(cache_dir, alt, ident)
     return True
 
 
@@ -145,7 +169,7 @@ class Index:
         self._calls: Optional[Dict[str, list]] = data.get("calls")
         self.calls_file = calls_file
         self.hot: List[str] = data["hot"]
-        self.once: Dict[str, str] = data.get("once", {})  # CallGraph.once_map of the run
+        self.once: Dict[str, str] = data["once"]  # CallGraph.once_map of the run
         self.sets_default_device: bool = data["sets_default_device"]
         self.validation_off: bool = data.get("validation_off", False)
         self.graph_file = graph_file
@@ -217,13 +241,11 @@ class Index:
             return {}
 
 
-def stored_run(files: List[str], options: Options, cache_dir: str) -> Optional[List[FileReport]]:
+def stored_run(files: List[str], options: Options, cache_dir: str) -> Optional[Tuple[List[FileReport], "Index"]]:
     """The final reports of the run that wrote the index, when this run would repeat it: the same
     files (absolute paths), none changed since (``Index.changed``), the same rules, hot and cold
-    names and linter code (``index_id``), every report still in the cache. None otherwise."""
-    from torchsync_lint.run.cache import ReportCache
-    from torchsync_lint.run.cached_check import from_cache
-
+    names and linter code (``index_id``), every report still in the cache; with the index (its hot
+    paths). None otherwise."""
     index = Index.load(cache_dir, options)
     if index is None:
         return None
@@ -236,16 +258,11 @@ def stored_run(files: List[str], options: Options, cache_dir: str) -> Optional[L
         k = index.files[abspath][4]
         if k is None:
             return None
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError:
-            return None
-        report = from_cache(store, k, data, path, final=True)
+        report = from_cache(store, k, final=True)
         if report is None:
             return None
         report.path = path
         for f in report.findings:
             f.path = path
         out.append(report)
-    return out
+    return out, index

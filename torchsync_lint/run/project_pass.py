@@ -16,18 +16,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from typing import Dict, List, Optional, Set, Tuple
 
-from torchsync_lint.check.file import crashed, interface_only
+from torchsync_lint.check.file import crashed
 from torchsync_lint.check.report import FileReport, Options
-from torchsync_lint.check.source import decode, module_name_for
+from torchsync_lint.check.source import module_name_for
 from torchsync_lint.run import import_order, workers
-from torchsync_lint.run.cache import ReportCache
-from torchsync_lint.run.cache import key as cache_key
 from torchsync_lint.run.cached_check import cached_report, check_file
 from torchsync_lint.inference.project import Project
-from torchsync_lint.run.tracked_project import TrackedProject
+from torchsync_lint.run.tracked_project import TrackedProject, Waves
 from torchsync_lint.inference.values import (
     BATCH,
     DEVICE,
@@ -42,68 +39,6 @@ from torchsync_lint.inference.values import (
     TUPLE,
     Value,
 )
-
-
-def _interface_key(data: bytes, path: str, module: str) -> str:
-    path = os.path.abspath(path)  # the CLI gets paths as typed, the flake8 plugin absolute ones
-    return cache_key(data, path, module, "interface")
-
-
-def interface_cache_get(path: str, module: str, cache_dir: str) -> Tuple[bool, Optional[dict]]:
-    """(found, interface) for a file whose bytes have not changed since it was cached; a file
-    with nothing to tell (empty, no definitions) is found with interface None."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return False, None
-    got = ReportCache(cache_dir).get(_interface_key(data, path, module))
-    return (True, got.get("interface")) if got is not None else (False, None)
-
-
-def interface_for_file(path: str, module: str, cache_dir: Optional[str]) -> Optional[dict]:
-    """Index one file for its interface only (no rules), and cache it."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-        source = decode(data, path)
-    except (OSError, ValueError):
-        return None
-    report = FileReport(path)
-    try:
-        interface_only(source, path, module, report)
-    except RecursionError:
-        return None
-    if report.interface is not None and cache_dir is not None:
-        ReportCache(cache_dir).put(_interface_key(data, path, module), {"interface": report.interface})
-    return report.interface
-
-
-def store_interfaces(reports: List[FileReport], cache_dir: str) -> Dict[str, str]:
-    """What the flake8 plugin reads for the files it does not see (``run.ondemand``); returns
-    path -> the key each interface is stored under (for ``project_index``)."""
-    store = ReportCache(cache_dir)
-    keys: Dict[str, str] = {}
-    for r in reports:
-        if r.error is not None:
-            continue
-        try:
-            with open(r.path, "rb") as fh:
-                data = fh.read()
-        except OSError:
-            continue
-        module = r.interface["module"] if r.interface is not None else module_name_for(r.path)[0]
-        k = _interface_key(data, r.path, module)
-        if store.get(k) != {"interface": r.interface}:
-            store.put(k, {"interface": r.interface})
-        keys[r.path] = k
-    return keys
-
-
-def interface_from_key(k: str, cache_dir: str) -> Tuple[bool, Optional[dict]]:
-    """(found, interface) stored under ``k`` (a key ``store_interfaces`` returned)."""
-    got = ReportCache(cache_dir).get(k)
-    return (True, got.get("interface")) if got is not None else (False, None)
 
 
 # -- the second pass: files that asked other files something they can answer ----------------------
@@ -134,7 +69,8 @@ def _ordered_check(path: str, options: Options, cache_dir: Optional[str]) -> Fil
     return _recheck(path, options, False, cache_dir, True)
 
 
-def first_pass(files: List[str], options: Options, jobs: int, cache_dir: Optional[str] = None) -> List[FileReport]:
+def first_pass(files: List[str], options: Options, jobs: int, cache_dir: Optional[str] = None,
+               waves: Optional[Waves] = None) -> List[FileReport]:
     """Check every file once, in import order (``import_order``): a file is checked with the
     interfaces of the files of earlier waves at hand, so most references to other files resolve
     now; what each resolved to is recorded for ``project_pass``. The first wave (and a run of
@@ -152,9 +88,10 @@ def first_pass(files: List[str], options: Options, jobs: int, cache_dir: Optiona
         packages.append(is_package)
     reports: List[Optional[FileReport]] = [None] * len(files)
     interfaces: Dict[str, dict] = {}
+    waves = waves if waves is not None else Waves()  # what the waves' growing projects share
     for wave in import_order.order(modules, sources, packages):
         paths = [files[i] for i in wave]
-        got = _map_wave(paths, options, jobs, cache_dir, interfaces, "")
+        got = _map_wave(paths, options, jobs, cache_dir, interfaces, "", waves=waves)
         added: Dict[str, dict] = {}
         for i, r in zip(wave, got):
             reports[i] = r
@@ -165,16 +102,18 @@ def first_pass(files: List[str], options: Options, jobs: int, cache_dir: Optiona
 
 
 def _map_wave(paths: List[str], options: Options, jobs: int, cache_dir: Optional[str],
-              interfaces: Dict[str, dict], digest: str, project: Optional[TrackedProject] = None) -> List[FileReport]:
+              interfaces: Dict[str, dict], digest: str, project: Optional[TrackedProject] = None,
+              waves: Optional[Waves] = None) -> List[FileReport]:
     if interfaces and project is None:
-        project = TrackedProject(interfaces)  # the cache's questions and the checks' answers
+        project = TrackedProject(interfaces, waves)  # the cache's questions and the checks' answers
     if cache_dir is not None and jobs > 1:
         # cache hits here: no worker pool to start for a wave the cache answers
         ordered = bool(interfaces)
         hits = [cached_report(p, options, cache_dir, "", False, ordered, project) for p in paths]
         misses = [p for p, h in zip(paths, hits) if h is None]
         if len(misses) < len(paths):
-            done = iter(_map_wave(misses, options, jobs, cache_dir, interfaces, digest, project) if misses else ())
+            done = iter(_map_wave(misses, options, jobs, cache_dir, interfaces, digest, project, waves)
+                        if misses else ())
             return [h if h is not None else next(done) for h in hits]
     n = len(paths)
     if not interfaces:
@@ -192,9 +131,9 @@ def _map_wave(paths: List[str], options: Options, jobs: int, cache_dir: Optional
 
 def _run_again(reports: List[FileReport], todo: List[int], interfaces: Dict[str, dict], options: Options,
                jobs: int, want_interface: bool, cache_dir: Optional[str],
-               touched: Optional[Set[str]] = None) -> List[FileReport]:
+               touched: Optional[Set[str]] = None, waves: Optional[Waves] = None) -> List[FileReport]:
     paths = [reports[i].path for i in todo]
-    again = _recheck_all(paths, interfaces, "", options, jobs, want_interface, cache_dir)
+    again = _recheck_all(paths, interfaces, "", options, jobs, want_interface, cache_dir, waves)
     if touched is not None:
         touched.update(r.cache_key for r in again if r.cache_key is not None)
     out = list(reports)
@@ -208,8 +147,8 @@ def _run_again(reports: List[FileReport], todo: List[int], interfaces: Dict[str,
 
 
 def _recheck_all(paths: List[str], interfaces: Dict[str, dict], digest: str, options: Options, jobs: int,
-                 want_interface: bool, cache_dir: Optional[str]) -> List[FileReport]:
-    project = TrackedProject(interfaces)
+                 want_interface: bool, cache_dir: Optional[str], waves: Optional[Waves] = None) -> List[FileReport]:
+    project = TrackedProject(interfaces, waves)
     if cache_dir is not None and jobs > 1:
         # cache hits here: no worker pool to start for files the cache answers (a warm run)
         hits = [cached_report(p, options, cache_dir, "", want_interface, False, project) for p in paths]
@@ -234,13 +173,15 @@ def _recheck_some(paths: List[str], interfaces: Dict[str, dict], digest: str, op
 
 
 def project_pass(reports: List[FileReport], options: Options, jobs: int,
-                 cache_dir: Optional[str] = None, touched: Optional[Set[str]] = None) -> List[FileReport]:
+                 cache_dir: Optional[str] = None, touched: Optional[Set[str]] = None,
+                 waves: Optional[Waves] = None) -> List[FileReport]:
     """Check again, with every file's interface at hand, the files whose answers depend on others.
 
     First the files whose functions take parameters only other files pass: their interfaces are
     extracted again with those values (``helper(x)`` returns a tensor when callers pass tensors).
     Then every file that met a reference the project can answer. ``touched`` collects the cache
-    keys of every report read or checked here (what the next run reads: ``cache_prune``).
+    keys of every report read or checked here (what the next run reads: ``cache_prune``);
+    ``waves``: what ``first_pass``'s projects placed, reused where it still holds.
     """
     if touched is not None:
         touched.update(r.cache_key for r in reports if r.cache_key is not None)
@@ -248,20 +189,20 @@ def project_pass(reports: List[FileReport], options: Options, jobs: int,
     for r in reports:
         if r.interface is not None:
             interfaces.setdefault(r.interface["module"], r.interface)
-    project = Project(interfaces)
+    project = TrackedProject(interfaces, waves)  # answers as a ``Project``; shares what the waves placed
     usable = [i for i, r in enumerate(reports) if r.error is None and r.summary is not None]
     feeds = lambda key: project.passes_informative(key, lambda v: _informative(v, project))  # noqa: E731
     callee = [i for i in usable if any(feeds(k) for k in reports[i].open_params)]
     if callee:
-        reports = _run_again(reports, callee, interfaces, options, jobs, True, cache_dir, touched)
+        reports = _run_again(reports, callee, interfaces, options, jobs, True, cache_dir, touched, waves)
         for i in callee:
             if reports[i].interface is not None:
                 interfaces[reports[i].interface["module"]] = reports[i].interface
-        project = Project(interfaces)
+        project = TrackedProject(interfaces, waves)
     todo = [i for i in usable if _answers_changed(reports[i], project)]
     if not todo:
         return reports
-    return _run_again(reports, todo, interfaces, options, jobs, False, cache_dir, touched)
+    return _run_again(reports, todo, interfaces, options, jobs, False, cache_dir, touched, waves)
 
 
 def _answers_changed(report: FileReport, project: Project) -> bool:

@@ -1,7 +1,10 @@
-"""A file's report as plain data, for the cache (JSON: nothing in a cache folder is executed).
+"""A file's report as plain data, for the cache (JSON: nothing in a cache folder is executed), and
+the report read back from a cache entry (``from_cache``).
 
-Everything ``check.report.FileReport`` holds except the ``# noqa`` table, which is rebuilt from the
-source on a hit (it is cheap, and the source is read anyway to compute the key).
+Everything ``check.report.FileReport`` holds, the ``# noqa`` table of a file with findings included
+(it follows from the source alone, which is part of the key; tokenizing the file again on every
+hit cost a tenth of a warm run). Nothing here imports the parser or the rules: a run answered from
+the cache never loads them.
 """
 
 from __future__ import annotations
@@ -9,11 +12,14 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Dict, Optional
 
+from torchsync_lint.check.noqa import Suppressions
+from torchsync_lint.check.report import FileReport
 from torchsync_lint.finding import FileError, Finding, Fix, Hoist
-from torchsync_lint.inference.interface import summary_from_data, summary_to_data
+from torchsync_lint.inference.callgraph import summary_from_data, summary_to_data
 from torchsync_lint.inference.values import Value, from_data, to_data
+from torchsync_lint.run.cache import ReportCache
 
-FORMAT = 2
+FORMAT = 3
 _FINDING_FIELDS = ("path", "line", "col", "end_line", "end_col", "code", "name", "message", "function",
                    "temperature", "frequency")
 
@@ -52,6 +58,7 @@ def to_json(report) -> Dict[str, Any]:
         "summary": summary_to_data(report.summary) if report.summary is not None else None,
         "error": dataclasses.asdict(report.error) if report.error is not None else None,
         "note": report.note,
+        "noqa": report.noqa.to_data() if report.noqa is not None else None,
         "interface": report.interface,
         "refs": [_ref_to_data(r) for r in sorted(report.refs, key=repr)],
         "open_params": sorted(report.open_params),
@@ -79,8 +86,28 @@ def from_json(d: Dict[str, Any], report_class, final: bool = False):
         summary=summary_from_data(d["summary"]) if d["summary"] is not None else None,
         error=FileError(**d["error"]) if d["error"] is not None else None,
         note=d["note"],
+        noqa=Suppressions.from_data(d["noqa"]) if d["noqa"] is not None else None,
         interface=None if final else d["interface"],
         refs=set() if final else {_ref_from_data(r) for r in d["refs"]},
         open_params=set() if final else set(d["open_params"]),
         ref_values={} if final else {_ref_from_data(r): from_data(v) for r, v in d["ref_values"]},
     )
+
+
+def from_cache(store: ReportCache, k: str, project=None, final: bool = False) -> Optional[FileReport]:
+    """The report stored under ``k``; an entry kept with its dependencies is valid only where
+    ``project`` (a ``tracked_project.TrackedProject``) answers them alike (without a project: read
+    by a caller that checked otherwise)."""
+    hit = store.get(k)
+    if hit is None:
+        return None
+    try:
+        if "deps" in hit:
+            if project is not None and not project.matches(hit["deps"]):
+                return None
+            hit = hit["report"]
+        report = from_json(hit, FileReport, final)
+        report.cache_key = k
+        return report
+    except Exception:  # a corrupt entry: check the file again and overwrite it
+        return None

@@ -33,6 +33,7 @@ from torchsync_lint.inference.project import Project
 from torchsync_lint.inference.values import Value
 
 Dep = Tuple[str, ...]
+_UNSHARED = object()  # a lookup ``calls_from`` does not share across projects
 # ``Project``'s plain attributes that answer for the whole project (tests check this is all)
 FLAGS = ("sets_default_device", "validation_off")
 
@@ -67,8 +68,19 @@ class _Recording(dict):
         return dict.__getitem__(self, key)
 
 
+class Waves:
+    """What the growing projects of one run's import waves share: the latest project (its key
+    tables are copied, not built again) and what each call entry reached (``calls_from``)."""
+
+    def __init__(self) -> None:
+        self.last: Optional["TrackedProject"] = None
+        self.targets: Dict[int, tuple] = {}
+
+
 class TrackedProject(Project):
-    def __init__(self, interfaces: Dict[str, dict]) -> None:
+    def __init__(self, interfaces: Dict[str, dict], waves: Optional[Waves] = None) -> None:
+        self._targets = waves.targets if waves is not None else None
+        self._probe: Optional[Dict[Dep, object]] = None
         self._frames: List[Set[Dep]] = []
         self._cycles: List[List[Set[Dep]]] = []
         self._open: Dict[tuple, int] = {}
@@ -76,7 +88,9 @@ class TrackedProject(Project):
         self._digests: Dict[Dep, str] = {}
         self._quiet = 0
         self._flags: Dict[str, bool] = {}
-        super().__init__(interfaces)
+        super().__init__(interfaces, tables=waves.last if waves is not None else None)
+        if waves is not None:
+            waves.last = self
         functions, classes = _Recording(self._note, "f"), _Recording(self._note, "c")
         dict.update(functions, self._functions)
         dict.update(classes, self._classes)
@@ -84,6 +98,8 @@ class TrackedProject(Project):
 
     # -- recording --------------------------------------------------------------------------------
     def _note(self, dep: Dep) -> None:
+        if self._probe is not None and dep not in self._probe:
+            self._probe[dep] = self._entry(dep)
         if self._frames and not self._quiet:
             self._frames[-1].add(dep)
 
@@ -185,6 +201,41 @@ class TrackedProject(Project):
             finally:
                 self._quiet -= 1
         return self._calls
+
+    # -- the callers' table, placed once per call entry across the waves of a run -----------------
+    def call_target(self, entry: list) -> Optional[str]:
+        """As ``Project.call_target``; an entry placed by a name (not ``obj.method(...)``, which
+        resolves values) is placed again only when some entry its placing looked up (a function,
+        a class, a module, found or not) is another object here: the projects of the import waves
+        grow, and a call to a name they already held lands where it landed. Shared only while
+        the callers' table is built (a check records what it asks itself)."""
+        if self._targets is None or entry[0] == "@method" or (self._frames and not self._quiet):
+            return super().call_target(entry)
+        got = self._targets.get(id(entry))
+        if got is not None and got[0] is entry and all(self._entry(d) is o for d, o in got[2].items()):
+            return got[1]
+        outer, self._probe = self._probe, {}
+        try:
+            key = super().call_target(entry)
+            probes = self._probe
+        finally:
+            self._probe = outer
+        if all(d[0] in ("f", "c", "m") for d in probes):
+            self._targets[id(entry)] = (entry, key, probes)
+        return key
+
+    def _entry(self, dep: Dep) -> object:
+        """The object an ``f``/``c``/``m`` lookup finds here (None when absent)."""
+        kind = dep[0]
+        if kind == "f":
+            entry = dict.get(self._functions, dep[1])
+            return entry[1] if entry is not None else None
+        if kind == "c":
+            entry = dict.get(self._classes, dep[1])
+            return entry[1] if entry is not None else None
+        if kind == "m":
+            return self._ifaces.get(dep[1])
+        return _UNSHARED
 
     # -- what an entry is in this project --------------------------------------------------------
     def digest(self, dep: Dep) -> str:

@@ -12,10 +12,12 @@ from torchsync_lint.check.report import Options
 from torchsync_lint.check.suppress import suppress
 from torchsync_lint.config import Config
 from torchsync_lint.finding import FileError, Finding, LintResult
-from torchsync_lint.inference.hotness import CallGraph
+from torchsync_lint.inference.callgraph import CallGraph
 from torchsync_lint.run.files import iter_python_files, special
 from torchsync_lint.run import cache_prune, project_index
-from torchsync_lint.run.project_pass import first_pass, project_pass, store_interfaces
+from torchsync_lint.run.interfaces import store_interfaces
+from torchsync_lint.run.project_pass import first_pass, project_pass
+from torchsync_lint.run.tracked_project import Waves
 
 
 def _missing(path: str) -> str:
@@ -55,18 +57,22 @@ def lint_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None,
     # an unchanged project: the index lists every final report (no import order, no interfaces)
     stored = project_index.stored_run(files, options, cache_dir) if cache_dir is not None and folders else None
     if stored is not None:
-        reports = stored
+        reports, index = stored
     else:
-        reports = first_pass(files, options, jobs, cache_dir)
+        waves = Waves()  # what the projects of this run place, shared (``tracked_project``)
+        reports = first_pass(files, options, jobs, cache_dir, waves)
         touched: Set[str] = set()
-        reports = project_pass(reports, options, jobs, cache_dir, touched)
+        reports = project_pass(reports, options, jobs, cache_dir, touched, waves)
     result.files_checked = len(files)
-    graph = CallGraph((r.summary for r in reports if r.summary is not None), config.hot_functions)
+    if stored is not None:  # the hot paths of the run that stored them (the same files, unchanged)
+        graph = CallGraph.from_hot(index.hot, index.once)
+    else:
+        graph = CallGraph((r.summary for r in reports if r.summary is not None), config.hot_functions)
     if cache_dir is not None and stored is None:
         interface_keys = store_interfaces(reports, cache_dir)
         # a run over folders (the project, or part of it) keeps an index and prunes the cache
         if folders and project_index.write(
-                reports, options, graph.hot(), cache_dir, interface_keys, touched, graph.once_map()):
+                reports, options, graph.hot(), cache_dir, interface_keys, touched, graph.once_map(), waves):
             result.cache_pruned = cache_prune.prune(cache_dir)  # type: ignore[attr-defined]
     if cache_dir is not None:
         result.cache_size = cache_prune.size(cache_dir)  # type: ignore[attr-defined]  (files, bytes)

@@ -17,7 +17,7 @@ from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from torchsync_lint import __version__
-from torchsync_lint.check.file import internal_error
+from torchsync_lint.check.report import internal_error
 from torchsync_lint.finding import FileError, Finding
 from torchsync_lint.server import linting
 
