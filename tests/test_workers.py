@@ -165,6 +165,40 @@ def test_leaving_the_block_by_an_exception_kills_the_workers_at_once():
     assert all(f.cancelled() or f.exception(timeout=WAIT_S) is not None for f in futures)
 
 
+INTERRUPTED_WHILE_SENDING = """\
+import signal, sys, time
+from torchsync_lint.run import workers
+
+
+def big(i):  # far more than a pipe holds: the workers are mostly in the middle of sending one
+    return b"x" * 30_000_000
+
+
+def stop(*_):
+    raise KeyboardInterrupt
+
+
+signal.signal(signal.SIGALRM, stop)
+signal.setitimer(signal.ITIMER_REAL, float(sys.argv[1]))
+try:
+    workers.pool_map(2, big, range(400))
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+
+
+@pytest.mark.parametrize("after", [0.3, 0.7, 1.5])
+def test_a_pool_killed_while_its_workers_send_results_does_not_hang(tmp_path, after):
+    """A worker killed half-way through sending a result left half a message in the pipe: the
+    pool's thread waited for the rest forever, and the run with it (a SIGTERM that never ended
+    the run, seen once in CI)."""
+    script = tmp_path / "send.py"
+    script.write_text(INTERRUPTED_WHILE_SENDING)
+    got = subprocess.run([sys.executable, str(script), str(after)], capture_output=True, text=True,
+                         timeout=WAIT_S)
+    assert (got.returncode, got.stdout, got.stderr) == (0, "interrupted\n", "")
+
+
 def _dies_on_three(i):
     if i == 3:
         os.kill(os.getpid(), signal.SIGKILL)  # as a crash in native code would (no faulthandler dump)

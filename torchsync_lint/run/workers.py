@@ -53,6 +53,23 @@ def _start(parent: int, initializer: Optional[Callable], initargs: tuple) -> Non
         initializer(*initargs)
 
 
+def _kill(executor: ProcessPoolExecutor) -> None:
+    """Kill the workers, and let the pool's manager thread see them gone.
+
+    A worker killed while it sends a result leaves half a message in the result pipe: the
+    manager thread, reading it, would wait for the rest forever, since this process holds a write
+    end of that pipe too (``shutdown(wait=True)`` then hung the run, and with it the exit). Closed
+    here, the read ends in EOF once the workers are dead, which the pool takes for a broken pool.
+    Private attributes, each guarded: a Python without them keeps the old behaviour."""
+    for process in list((getattr(executor, "_processes", None) or {}).values()):
+        process.kill()
+    for process in list((getattr(executor, "_processes", None) or {}).values()):
+        process.join()  # dead before the write end goes: a live writer would keep the pipe open
+    writer = getattr(getattr(executor, "_result_queue", None), "_writer", None)
+    if writer is not None:
+        writer.close()
+
+
 @contextlib.contextmanager
 def pool(jobs: int, initializer: Optional[Callable] = None, initargs: tuple = ()) -> Iterator[ProcessPoolExecutor]:
     """A ``ProcessPoolExecutor`` whose workers die with this process, and are killed (not
@@ -62,8 +79,7 @@ def pool(jobs: int, initializer: Optional[Callable] = None, initargs: tuple = ()
     try:
         yield executor
     except BaseException:
-        for process in list((getattr(executor, "_processes", None) or {}).values()):  # private: guarded
-            process.kill()
+        _kill(executor)
         executor.shutdown(wait=True, cancel_futures=True)  # prompt: the pool sees its workers dead
         raise
     executor.shutdown(wait=True)
@@ -71,7 +87,7 @@ def pool(jobs: int, initializer: Optional[Callable] = None, initargs: tuple = ()
 
 def pool_map(jobs: int, fn: Callable, *iterables, chunksize: int = 1, initializer: Optional[Callable] = None,
              initargs: tuple = (), on_crash: Optional[Callable] = None) -> list:
-    """``list(executor.map(fn, *iterables))`` on a ``pool`` that survives a worker dying (a crash
+    """``list(map(fn, *iterables))`` on a ``pool`` that survives a worker dying (a crash
     in native code kills the process, and with it the whole pool): the first unfinished item runs
     again alone, in a fresh process, where ``on_crash(*its arguments)`` answers for it if it dies
     again; the rest go on in a fresh pool."""
@@ -81,11 +97,20 @@ def pool_map(jobs: int, fn: Callable, *iterables, chunksize: int = 1, initialize
         rest = items[len(out):]
         try:
             with pool(jobs, initializer, initargs) as executor:
-                for result in executor.map(fn, *zip(*rest), chunksize=chunksize):
-                    out.append(result)
+                # not ``executor.map``: on Ctrl-C its generator cancels the futures still queued,
+                # which the pool, once its workers are killed, then fails to fail (a traceback
+                # from its thread, Python 3.11); a chunk's results arrive together either way
+                chunks = [executor.submit(_run_chunk, fn, rest[i:i + chunksize])
+                          for i in range(0, len(rest), chunksize)]
+                for chunk in chunks:
+                    out.extend(chunk.result())
         except BrokenProcessPool:
             out.append(_alone(fn, items[len(out)], initializer, initargs, on_crash))
     return out
+
+
+def _run_chunk(fn: Callable, chunk: list) -> list:
+    return [fn(*args) for args in chunk]
 
 
 def _alone(fn: Callable, args: tuple, initializer: Optional[Callable], initargs: tuple,
