@@ -14,7 +14,7 @@ import libcst as cst
 from torchsync_lint import catalog
 from torchsync_lint.inference import torch_facts
 from torchsync_lint.inference.labels import COLD_METHODS, STEP_HOOKS, names_function  # noqa: F401  (re-exported)
-from torchsync_lint.inference.names import Aliases, dotted
+from torchsync_lint.inference.names import BUILTIN_NAMES, Aliases, dotted
 
 # calls that wrap an iterable and yield its items (with a counter, a progress bar)
 _WRAPPERS = frozenset(("enumerate", "iter", "tqdm"))
@@ -158,6 +158,10 @@ class FileIndex(cst.CSTVisitor):
         self._loop_passes: Dict[int, List[tuple]] = {}
         self.loop_passes: Dict[int, List[tuple]] = {}
         self._passes_batch: Dict[int, bool] = {}
+        # per open function: the names it uses that builtins also have (``input``, ``type``), and
+        # the names its nested defs bind; a use the function (or one around it) binds is a local
+        self._builtin_uses: List[List[cst.Name]] = []
+        self._nested_defs: List[Set[str]] = []
 
     # -- keys --------------------------------------------------------------------------------
     def release(self) -> None:
@@ -230,6 +234,10 @@ class FileIndex(cst.CSTVisitor):
         elif parent is None:
             self.module_functions[name] = info
             self.aliases.shadowed.add(name)
+        if self._nested_defs:
+            self._nested_defs[-1].add(name)
+        self._builtin_uses.append([])
+        self._nested_defs.append(set())
         self._func_stack.append(info)
         self._scopes.append(info)
         # loops do not cross function boundaries
@@ -238,10 +246,37 @@ class FileIndex(cst.CSTVisitor):
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         info = self._func_stack.pop()
+        self._shadow_locals(info, self._builtin_uses.pop(), self._nested_defs.pop())
         if not info.hot_loops:
             info.call_loops = []  # only a function with a training loop needs them
         self._scopes.pop()
         self._loop_stack, self._loop_calls, self._for_targets = self._saved_loops.pop()
+
+    def leave_Module(self, node: cst.Module) -> None:
+        # `input = ...` at module level is the module's global `input` in every function too
+        for b in self.module_bindings:
+            for t in b[1] if isinstance(b[1], list) else [b[1]]:
+                if isinstance(t, cst.BaseExpression):
+                    self.aliases.shadowed |= target_names(t) & BUILTIN_NAMES
+
+    def _shadow_locals(self, info: FunctionInfo, uses: List[cst.Name], nested: Set[str]) -> None:
+        """A parameter or local named like a builtin (``input = torch.tensor(c)``, ``def f(type)``)
+        is that value in the whole function, and in functions nested in it: ``input.to(d)`` there
+        is a tensor's method, not ``builtins.input``'s."""
+        if not uses:
+            return
+        p = node_params(info.node)
+        bound = {a.name.value for a in p} | nested
+        for b in info.bindings:
+            for t in b[1] if isinstance(b[1], list) else [b[1]]:
+                if isinstance(t, cst.BaseExpression):
+                    bound |= target_names(t)
+        outer = self._builtin_uses[-1] if self._builtin_uses else None
+        for use in uses:
+            if use.value in bound:
+                self.aliases.shadowed_nodes.add(id(use))
+            elif outer is not None:
+                outer.append(use)  # a closure may see the enclosing function's local
 
     # -- bindings ----------------------------------------------------------------------------
     def _bindings(self) -> List[tuple]:
@@ -548,6 +583,8 @@ class FileIndex(cst.CSTVisitor):
                 self._func_stack[-1].tensor_uses.add(node.value.value)
 
     def visit_Name(self, node: cst.Name) -> None:
+        if self._builtin_uses and node.value in BUILTIN_NAMES:
+            self._builtin_uses[-1].append(node)
         if not self.mentions_torch and node.value in ("torch", "Tensor"):
             self.mentions_torch = True
 
@@ -557,6 +594,16 @@ def _TENSOR_ONLY() -> frozenset:
     """Methods only a tensor has and that were measured not to sync: a use of one is evidence that
     the receiver is a tensor (a syncing one would be the only evidence for its own finding)."""
     return frozenset(m for m in torch_facts.tensor_only_methods() if catalog.syncs("torch.Tensor." + m) is False)
+
+
+def node_params(node: cst.FunctionDef) -> list:
+    """Every parameter of a def, the ``*args`` and ``**kwargs`` ones too."""
+    p = node.params
+    out = list(p.posonly_params) + list(p.params) + list(p.kwonly_params)
+    for star in (p.star_arg, p.star_kwarg):
+        if isinstance(star, cst.Param):
+            out.append(star)
+    return out
 
 
 def target_names(target: cst.BaseExpression) -> frozenset:

@@ -36,6 +36,7 @@ class Aliases:
         self.is_package = is_package
         self.map: Dict[str, str] = {}
         self.shadowed: set = set()  # local defs that hide a builtin of the same name
+        self.shadowed_nodes: set = set()  # id() of uses of a builtin's name that a function binds
 
     def add_import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -85,7 +86,7 @@ class Aliases:
         head = node.value
         if head in self.map:
             root = self.map[head]
-        elif head in BUILTIN_NAMES and head not in self.shadowed:
+        elif head in BUILTIN_NAMES and head not in self.shadowed and id(node) not in self.shadowed_nodes:
             root = f"builtins.{head}"
         else:
             return None
