@@ -383,9 +383,7 @@ class TorchCalls:
             return None
         if len(sizes) == 1:
             return _size_length(self.infer(sizes[0].value, scope))
-        if all(_size_length(self.infer(a.value, scope)) == 1 for a in sizes):
-            return len(sizes)
-        return None
+        return len(sizes)  # `torch.ones(n, m)`: sizes spelled one by one are one dimension each
 
     def _to(self, recv: Value, call: cst.Call, scope: Scope) -> Value:
         device: Optional[str] = recv.device

@@ -6,10 +6,18 @@ import libcst as cst
 
 from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference import torch_facts
-from torchsync_lint.inference.values import CPU, DEVICE, LIST, MODULE, NDARRAY, STR, TENSOR, TUPLE, UNKNOWN
+from torchsync_lint.inference.values import CPU, DEVICE, LIST, MODULE, NDARRAY, NUMBER, STR, TENSOR, TUPLE, UNKNOWN
 from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules import _fixes as fx
-from torchsync_lint.rules._common import arg, empty_literal, names_a_gpu_device, no_element_factory, non_blocking
+from torchsync_lint.rules._common import (
+    arg,
+    empty_literal,
+    gpu_tensor_by_evidence,
+    names_a_gpu_device,
+    no_element_factory,
+    non_blocking,
+)
+from torchsync_lint.rules._indexing import SLICE, positions
 
 # Factories whose literal scalar argument `torch.full((), v)` makes with the same dtype.
 SCALAR_FACTORIES = frozenset(("torch.tensor", "torch.as_tensor"))
@@ -37,6 +45,12 @@ AT_INIT_MESSAGE = (
     "register it as a buffer), or move it once where it is set"
 )
 
+STORE_MESSAGE = (
+    "storing a CPU tensor into a GPU tensor copies it from the host every time, and the copy waits "
+    "for the GPU; make the value on the device (`torch.ones(..., device=x.device)`), or fill the slice "
+    "there (`x[:n].fill_(v)`)"
+)
+
 # The sync-free alternatives the message names: catalog entry -> the measured variant that did not
 # sync (tests/test_catalog.py checks both against catalog/data/sync_catalog.json).
 SYNC_FREE = {
@@ -55,8 +69,9 @@ class HostTensorToDevice(Rule):
     `.type_as(gpu_tensor)` of a
     tensor made on the CPU (`torch.Tensor([0.1] * 10).cuda()`, `torch.from_numpy(a).cuda()`,
     `torch.ones(10).to(device)`), and a CPU tensor operand of `torch.where` next to GPU ones
-    (`torch.where(mask, x, torch.tensor(0.0))`); and a module built and moved to the GPU in
-    the same expression (`GaussianFilter(3, sigma).to(device)`) inside a `forward`, a
+    (`torch.where(mask, x, torch.tensor(0.0))`); a CPU tensor (not 0-dim) stored into a slice
+    of a GPU tensor (`back[:n, t] = torch.ones(n, k) * start`); and a module built and moved to
+    the GPU in the same expression (`GaussianFilter(3, sigma).to(device)`) inside a `forward`, a
     `__call__` or a training loop.
 
     ## Why is this bad?
@@ -171,6 +186,22 @@ class HostTensorToDevice(Rule):
                 self.report(node, AT_INIT_MESSAGE)
         elif method is None and self._runs_per_call() and self._fresh_module_to_device(node):
             self.report(node, MODULE_MESSAGE)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """`gpu[:n, t] = cpu_tensor`: the store copies the CPU tensor to the device (measured).
+        Plain indices only (numbers, slices): a tensor or sequence index is TSL201/TSL203's."""
+        value = self.ctx.value(node.value)
+        if not (value.kind == TENSOR and value.device == CPU and not value.zero_dim and value.ndim != 0):
+            return
+        for target in node.targets:
+            t = target.target
+            if not isinstance(t, cst.Subscript):
+                continue
+            base = self.ctx.value(t.value)
+            if (base.kind == TENSOR and gpu_tensor_by_evidence(base)
+                    and all(v is SLICE or v.kind == NUMBER for v in positions(self.ctx, t))):
+                self.report(node.value, STORE_MESSAGE)
+                return
 
     def _runs_per_call(self) -> bool:
         """Where a module built on the spot is rebuilt over and over: a training loop, or the
