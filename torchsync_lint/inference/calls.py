@@ -195,6 +195,9 @@ class Calls:
                 m = self.method(scope.cls, name)
                 if m is not None:
                     return self.returns_at(m, call, scope)
+                if (name == "state_dict" and scope.cls is not None and name not in scope.cls.attrs
+                        and (scope.cls.is_module or self._module_by_bases(scope.cls))):
+                    return Value(DICT, item=tensor())  # the module's own parameters and buffers
                 attr = self.self_attr(scope.cls, name)
                 if (attr.kind == MODULE and self._local_class(attr.cls) is None and attr.cls is not None
                         and not attr.cls.startswith("torch.")):

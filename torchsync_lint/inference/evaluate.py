@@ -286,7 +286,7 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
                 if (v.kind == LIST and not v.elts and scope.func is not None
                         and (v.item is None or vague_tensors(v.item))):  # `boxes: list[Tensor] = []`
                     return self._appended(name, v, scope)
-                if ((v.kind == DICT and v.item is None or v.kind == UNKNOWN and v.ref is None)
+                if ((v.kind == DICT and v.item is None and not v.elts or v.kind == UNKNOWN and v.ref is None)
                         and scope.func is not None and name in scope.func.keyed):
                     return self._keyed(name, v, scope)  # `out = {}; out["loss"] = loss`
                 return v

@@ -7,7 +7,7 @@ gives (a mixin: it uses the evaluator's ``infer``, ``bind``, ``iter_element``, `
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import List, Optional
 
 import libcst as cst
 
@@ -93,14 +93,20 @@ class Expressions:
     def _dict_literal(self, e: cst.Dict, scope: Scope) -> Value:
         """``{"a": (torch.linspace(0, 1, 5), True), ...}``: a dict whose values share one value."""
         item: Optional[Value] = None
+        members: List[Value] = []
         for el in e.elements:
             if not isinstance(el, cst.DictElement):
                 return Value(DICT)  # **splat
             v = self.infer(el.value, scope)
-            item = v if item is None else join_members(item, v)
-            if item.kind == UNKNOWN:
-                return Value(DICT)
-        return Value(DICT, item=item)
+            if v.kind != UNKNOWN:
+                members.append(v)
+            if item is None or item.kind != UNKNOWN:
+                item = v if item is None else join_members(item, v)
+        if item is not None and item.kind != UNKNOWN:
+            return Value(DICT, item=item)
+        # values of different kinds (a checkpoint: a state dict, an epoch, a config): no value of
+        # its values, but what it holds is known (``torch.save`` of it copies the tensors)
+        return Value(DICT, elts=tuple(members[:8]))
 
     def _attribute(self, e: cst.Attribute, scope: Scope) -> Value:
         attr = e.attr.value
