@@ -64,7 +64,8 @@ class HostTensorToDevice(Rule):
     ## What it does
     Outside set-up code (`__init__`, module level), flags a tensor
     built from host data and copied to the GPU: `torch.tensor(data, device=d)` /
-    `torch.as_tensor(np_array, device="cuda")` with a device that is not the CPU,
+    `torch.as_tensor(np_array, device="cuda")` with a device that is not the CPU (also of a
+    value annotated as a numpy array or a tensor, `obs: np.ndarray | torch.Tensor`),
     `x.new_tensor(data)`, `torch.cuda.FloatTensor([...])`, `.cuda()` / `.to(gpu_device)` /
     `.type_as(gpu_tensor)` of a
     tensor made on the CPU (`torch.Tensor([0.1] * 10).cuda()`, `torch.from_numpy(a).cuda()`,
@@ -313,10 +314,12 @@ class HostTensorToDevice(Rule):
         return made.kind == TENSOR and made.device != CPU and not self._data_on_device(call)
 
     def _data_on_device(self, call: cst.Call) -> bool:
-        """The data argument is already a tensor that may be on the GPU: no host copy."""
+        """The data argument is already a tensor that may be on the GPU: no host copy. Not one
+        annotated "numpy array or tensor" (`obs: np.ndarray | torch.Tensor`): converting what
+        may be a numpy array is what the call is there for."""
         data = arg(call, 0, "data")
         v = self.ctx.value(data.value) if data is not None else None
-        return v is not None and v.kind == TENSOR and v.device != CPU
+        return v is not None and v.kind == TENSOR and v.device != CPU and not v.arraylike
 
     def _data_kind(self, call: cst.Call) -> Optional[str]:
         data = arg(call, 0)
