@@ -261,6 +261,8 @@ STATEMENTS: List[Statement] = [
     _s("h2d-29", "TSL202", "y[0] = torch.ones(8) * 3", note="CPU tensor stored into a GPU row"),
     _s("h2d-30", "TSL202", "y[0, 0] = cpu_scalar", rule=None, note="CPU 0-dim tensor into one element"),
     _s("h2d-31", "TSL202", "y[:2] = x[:2] * 3", note="GPU value: a device copy"),
+    # TSL412 module-to-device
+    _s("h2d-32", "TSL412", "m = self.lin.to(d)", note="a module on the device already: nothing to copy"),
     # TSL203 index-put-python-scalar
     _s("idxput-01", "TSL203", "x[idx] = 1.0"),
     _s("idxput-02", "TSL203", "x[t] = 0"),

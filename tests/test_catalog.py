@@ -120,6 +120,10 @@ CLAIMS_MEASURED_ELSEWHERE = {
     "TSL204": "bench/data recordings: batch .to(device) at the top of a step waits (DESIGN.md section 4)",
     "TSL409": "catalog/data/training_utils.json, metrics",
     "TSL410": "catalog/data/training_utils.json, loggers and Lightning's self.log",
+    "TSL412": "bench/data recordings: flair's self.to(flair.device) in constructors and pykeen's "
+              "model_instance.to(device) synced under the real workloads; the truth table's statements run "
+              "in forward, where a module already moved copies nothing (row h2d-32), and a module made on "
+              "the CPU and moved syncs (row h2d-25, TSL202's)",
 }
 
 

@@ -56,7 +56,8 @@ def _block(rule, title):
 
 
 def _codes(rule, source):
-    config = Config(select=[rule.code])  # also turns on rules that are off by default
+    # also turns on rules that are off by default; a cold-only rule is shown with --include-cold
+    config = Config(select=[rule.code], include_cold=rule.cold_only)
     try:
         return [f.code for f in lint_source(source, f"{rule.code.lower()}_doc.py", config)]
     except SyntaxError as exc:

@@ -36,6 +36,8 @@ def classify(findings_reports: Iterable[FileReport], graph: CallGraph, include_c
                 finding.temperature = "cold"
             else:
                 finding.temperature = "unknown"
+            if finding.temperature == "hot" and rep.cold_only.get(finding.code, False):
+                continue  # a once-per-object copy, a no-op where the line runs every step
             freq = settle(freq, hot_function)
             if test_file:
                 freq = TEST

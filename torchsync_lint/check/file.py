@@ -81,7 +81,8 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
         evaluator.recorded = {}
     ctx = FileContext(index, evaluator, frozenset(options.cold_functions))
     rules = [r(ctx) for r in rules_classes]
-    report.hot_only = {r.code: r.hot_only for r in rules_classes}
+    report.hot_only = {r.code: r.hot_only or r.cold_only for r in rules_classes}
+    report.cold_only = {r.code: True for r in rules_classes if r.cold_only}
     walker = RuleWalker(ctx, rules)
     statements = walker.run(module)
     walker.visits = walker.leaves = {}  # they hold its own bound methods: a cycle holding the tree

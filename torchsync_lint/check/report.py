@@ -20,6 +20,7 @@ class FileReport:
     path: str
     findings: List[Finding] = field(default_factory=list)
     hot_only: Dict[str, bool] = field(default_factory=dict)  # code -> rule.hot_only
+    cold_only: Dict[str, bool] = field(default_factory=dict)  # code -> True for a rule.cold_only
     cold: List[bool] = field(default_factory=list)  # per finding: in known-cold code
     loop_hot: List[bool] = field(default_factory=list)  # per finding: inside a training loop
     frequency: List[str] = field(default_factory=list)  # per finding: inference.frequency class

@@ -61,7 +61,8 @@ def rule_markdown(rule: type) -> str:
     parts = [HEADER, f"# {rule.code} `{rule.name}`\n", f"> {rule.message}\n"]
     facts = [
         "on by default" if rule.default_enabled else "off by default (select it explicitly)",
-        "reported in hot code only" if rule.hot_only else "reported in hot code and code of unknown temperature",
+        ("reported outside hot code only (shown with `--include-cold`)" if rule.cold_only
+         else "reported in hot code only" if rule.hot_only else "reported in hot code and code of unknown temperature"),
     ]
     parts.append(f"*{'; '.join(facts)}.*\n")
     doc = sections(rule)
@@ -114,7 +115,7 @@ def index_markdown() -> str:
     rows = [HEADER, "# Rules\n", "| Code | Name | Message | Default |", "| --- | --- | --- | --- |"]
     for code, rule in all_rules().items():
         default = "on" if rule.default_enabled else "off"
-        scope = "hot only" if rule.hot_only else "hot + unknown"
+        scope = "cold only" if rule.cold_only else "hot only" if rule.hot_only else "hot + unknown"
         rows.append(f"| [{code}]({code}.md) | `{rule.name}` | {rule.message.replace('|', '&#124;')} | {default}, {scope} |")
     return "\n".join(rows) + "\n"
 

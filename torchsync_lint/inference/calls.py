@@ -67,6 +67,10 @@ class Calls:
             return Value(OBJECT, cls=cls.key)
         return self._ref(("call", cls.key))
 
+    def is_module_class(self, cls: ClassInfo) -> bool:
+        """The class is an ``nn.Module``: by its own bases, here or in another file."""
+        return cls.is_module or self._module_by_bases(cls)
+
     def _module_by_bases(self, cls: ClassInfo) -> bool:
         """Some base, here or (through the project) in another file, is an ``nn.Module``."""
         return any_base(cls, self.index, self.project, lambda local: local.is_module,

@@ -35,6 +35,9 @@ class Rule:
     # synchronize) are reported in hot code only; always-blocking ops also in code of unknown
     # temperature. See docs/index.md, "Hot paths".
     hot_only: ClassVar[bool] = False
+    # A copy made once per object (a model moved to the GPU at set-up) is a no-op when the same
+    # line runs again every step: reported outside hot code only, so shown with --include-cold.
+    cold_only: ClassVar[bool] = False
     # Opinionated rules are off unless selected explicitly (flake8-bugbear's B9 habit).
     default_enabled: ClassVar[bool] = True
 

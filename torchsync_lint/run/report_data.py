@@ -52,6 +52,7 @@ def to_json(report) -> Dict[str, Any]:
         "findings": [dict({k: getattr(f, k) for k in _FINDING_FIELDS}, fix=_fix_to_data(f.fix))
                      for f in report.findings],
         "hot_only": report.hot_only,
+        "cold_only": report.cold_only,
         "cold": report.cold,
         "loop_hot": report.loop_hot,
         "frequency": report.frequency,
@@ -80,6 +81,7 @@ def from_json(d: Dict[str, Any], report_class, final: bool = False):
         path=d["path"],
         findings=findings,
         hot_only=dict(d["hot_only"]),
+        cold_only=dict(d.get("cold_only") or {}),
         cold=list(d["cold"]),
         loop_hot=list(d["loop_hot"]),
         frequency=list(d["frequency"]),

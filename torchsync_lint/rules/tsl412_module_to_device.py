@@ -1,0 +1,101 @@
+"""TSL412 module-to-device."""
+
+import libcst as cst
+
+from torchsync_lint.inference import torch_facts
+from torchsync_lint.inference.values import MODULE, SELF
+from torchsync_lint.rules.base import Rule
+from torchsync_lint.rules._common import names_a_gpu_device, non_blocking
+
+# methods that run every call of a module: a `.to()` there is a no-op once the module is moved
+PER_CALL = frozenset(("forward", "__call__"))
+
+
+class ModuleToDevice(Rule):
+    """
+    ## What it does
+    Flags moving a module held in a variable or attribute to the GPU (`model.to(device)`,
+    `self.to(device)` in a module's own method, `model.cuda()`) outside the per-step code: in
+    set-up code (a constructor, a `load` or `build` helper, a pipeline's preparation) it copies
+    every parameter and buffer the module holds on the host to the GPU, one blocking copy each.
+
+    ## Why is this bad?
+    Each copy from pageable host memory waits for all queued kernels: the GPU drains before the
+    model has even started (measured on an H100: a CPU `nn.Linear` moved with `.to(d)` syncs).
+    It runs once per model, so it is only shown with `--include-cold`, labelled: it tells where
+    set-up time goes and which syncs a trace of the first step will show.
+
+    ## Example
+    ```python
+    import torch.nn as nn
+
+
+    class Tagger(nn.Module):
+        def __init__(self, device):
+            super().__init__()
+            self.lin = nn.Linear(8, 8)
+            self.to(device)
+    ```
+
+    ## Use instead
+    ```python
+    import torch.nn as nn
+
+
+    class Tagger(nn.Module):
+        def __init__(self, device):
+            super().__init__()
+            self.lin = nn.Linear(8, 8, device=device)  # made on the device: nothing to copy
+    ```
+
+    ## Fix safety
+    Not automatic: build the layers on the device (`device=` on each layer, or
+    `torch.device(d)` as a context manager around the construction), or load the weights with
+    `map_location=d` into a model made on the device.
+
+    ## Known problems
+    Reported only outside hot code (a training loop, what it calls every step) and outside
+    `forward` / `__call__`: there the module is on the device after the first step, and the call
+    copies nothing. So it is shown with `--include-cold` only, labelled. A module built and moved
+    in one expression in per-step code is TSL202's. A module whose parameters were made on the
+    device already copies nothing and is reported all the same.
+
+    ## Verify
+    Truth table rows h2d-25 (a module made on the CPU, moved: synced) and h2d-32 (a module on
+    the device already, moved again: nothing copied).
+
+    ## References
+    - https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.to
+    - https://pytorch.org/tutorials/prototype/skip_param_init.html
+    """
+
+    code = "TSL412"
+    name = "module-to-device"
+    message = (
+        "moving this module to the GPU copies each of its parameters and buffers from the host, one "
+        "blocking copy each; build its layers on the device (`device=`), or load the weights into a "
+        "model made there"
+    )
+    cold_only = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda")) or non_blocking(node):
+            return
+        if isinstance(func.value, cst.Call):
+            return  # `Net().to(d)`: built right here (TSL202 in per-step code)
+        if self.ctx.function is not None and self.ctx.function.name in PER_CALL:
+            return  # moved already after the first call: nothing to copy (a hot one is dropped anyway)
+        if func.attr.value == "to" and not names_a_gpu_device(self.ctx, node):
+            return
+        if self._is_module(func.value):
+            self.report(node)
+
+    def _is_module(self, expr: cst.BaseExpression) -> bool:
+        v = self.ctx.value(expr)
+        if v.kind == MODULE:
+            return v.cls not in torch_facts.stateless_modules()  # `nn.ReLU()` has nothing to copy
+        if v.kind == SELF:
+            cls = self.ctx.function.cls if self.ctx.function is not None else None
+            return cls is not None and self.ctx.evaluator.is_module_class(cls)
+        return False
