@@ -87,6 +87,8 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
         self.device_blocks: List[Optional[str]] = []  # `with torch.device(d):` blocks around the walk
         self._sets_default: Optional[bool] = None
         self.aliases = index.aliases
+        if project is not None:
+            self._rebase_aliases()
         self.hot_functions = hot_functions  # extra names whose unannotated inputs are tensors
         self._params: Dict[int, Dict[str, Value]] = {}
         self._returns: Dict[int, Value] = {}
@@ -103,6 +105,22 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
         self._rounds_left = 64
         self._module_scope: Optional[Scope] = None
         self._declared: Dict[int, Dict[str, Value]] = {}
+
+    def _rebase_aliases(self) -> None:
+        """``from .compat import torch``: the name is torch itself, re-exported by a project
+        module (its calls are torch's calls, ``torch.nonzero`` included)."""
+        amap = self.aliases.map
+        for name, target in list(amap.items()):
+            if "." in target and target.split(".")[0] not in EXTERNAL_ROOTS:
+                found = self.project.external_module(target)
+                if found is None and target.rsplit(".", 1)[1] == "torch" and self._dynamic(target):
+                    found = "torch"  # `from .backend import torch`, set there at run time (setattr)
+                if found is not None:
+                    amap[name] = found
+
+    def _dynamic(self, q: str) -> bool:
+        """No file of the project defines ``q``: not a module, function, class or value of it."""
+        return self.project.module(q) is None and self.project.locate(q) is None
 
     def default_device(self) -> Optional[str]:
         """Where a factory without ``device=`` puts its tensor: the CPU, unless this file or any

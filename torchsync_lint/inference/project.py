@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
+from torchsync_lint.inference.roots import EXTERNAL_ROOTS
 from torchsync_lint.inference.values import (
     MODULE,
     OBJECT,
@@ -130,6 +131,25 @@ class Project:
                     if m is not None:
                         return "function", m
             return None
+        return None
+
+    def external_module(self, q: str, depth: int = 0) -> Optional[str]:
+        """``pkg.compat.torch`` -> ``torch`` where ``pkg/compat.py`` imports torch (or a name of
+        it): a module of another package that a project module re-exports; None otherwise."""
+        if depth > _MAX_DEPTH:
+            return None
+        parts = q.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            iface = self.module(".".join(parts[:i]))
+            if iface is None:
+                continue
+            target = iface.get("aliases", {}).get(parts[i])
+            if target is None or target == q:
+                return None
+            full = ".".join([target] + parts[i + 1:])
+            if target.split(".")[0] in EXTERNAL_ROOTS:
+                return full
+            return self.external_module(full, depth + 1)
         return None
 
     def class_key(self, q: str) -> Optional[str]:

@@ -16,6 +16,7 @@ from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference import torch_facts
 from torchsync_lint.inference import training_utils
 from torchsync_lint.inference.names import dotted
+from torchsync_lint.inference.roots import EXTERNAL_ROOTS  # noqa: F401  (re-exported)
 from torchsync_lint.inference.values import (
     CPU,
     CUDA,
@@ -83,11 +84,6 @@ FULL_REDUCTIONS = frozenset(
 
 
 # Imported modules whose names never lead into the project (no reference worth keeping).
-EXTERNAL_ROOTS = frozenset(
-    "torch builtins numpy math os sys typing typing_extensions collections functools itertools warnings "
-    "logging re json abc dataclasses enum copy pathlib time inspect contextlib operator random "
-    "einops scipy pandas PIL cv2 tqdm".split()
-)
 # nn.Module methods that return the module itself
 MODULE_SELF_METHODS = frozenset("to cuda cpu eval train half float double bfloat16 requires_grad_ type".split())
 

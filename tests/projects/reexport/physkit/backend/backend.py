@@ -1,0 +1,2 @@
+lib = None
+torch = None
