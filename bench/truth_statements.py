@@ -259,7 +259,7 @@ STATEMENTS: List[Statement] = [
     _s("h2d-27", "TSL202", "m = nn.Linear(8, 8, device=d)", note="made on the GPU: nothing to copy"),
     _s("h2d-28", "TSL202", "y[:2, :] = torch.ones(2, 8)", note="CPU tensor stored into a GPU slice"),
     _s("h2d-29", "TSL202", "y[0] = torch.ones(8) * 3", note="CPU tensor stored into a GPU row"),
-    _s("h2d-30", "TSL202", "y[0, 0] = cpu_scalar", rule=None, note="CPU 0-dim tensor into one element"),
+    _s("h2d-30", "TSL202", "y[0, 0] = cpu_scalar", note="CPU 0-dim tensor into one element"),
     _s("h2d-31", "TSL202", "y[:2] = x[:2] * 3", note="GPU value: a device copy"),
     # TSL412 module-to-device
     _s("h2d-32", "TSL412", "m = self.lin.to(d)", note="a module on the device already: nothing to copy"),

@@ -70,8 +70,8 @@ class HostTensorToDevice(Rule):
     `.type_as(gpu_tensor)` of a
     tensor made on the CPU (`torch.Tensor([0.1] * 10).cuda()`, `torch.from_numpy(a).cuda()`,
     `torch.ones(10).to(device)`), and a CPU tensor operand of `torch.where` next to GPU ones
-    (`torch.where(mask, x, torch.tensor(0.0))`); a CPU tensor (not 0-dim) stored into a slice
-    of a GPU tensor (`back[:n, t] = torch.ones(n, k) * start`); and a module built and moved to
+    (`torch.where(mask, x, torch.tensor(0.0))`); a CPU tensor (a 0-dim one too) stored into
+    a GPU tensor (`back[:n, t] = torch.ones(n, k) * start`); and a module built and moved to
     the GPU in the same expression (`GaussianFilter(3, sigma).to(device)`) inside a `forward`, a
     `__call__` or a training loop.
 
@@ -189,10 +189,11 @@ class HostTensorToDevice(Rule):
             self.report(node, MODULE_MESSAGE)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        """`gpu[:n, t] = cpu_tensor`: the store copies the CPU tensor to the device (measured).
-        Plain indices only (numbers, slices): a tensor or sequence index is TSL201/TSL203's."""
+        """`gpu[:n, t] = cpu_tensor`: the store copies the CPU tensor to the device (measured, a
+        0-dim one too: truth rows h2d-28 to h2d-30). Plain indices only (numbers, slices): a
+        tensor or sequence index is TSL201/TSL203's."""
         value = self.ctx.value(node.value)
-        if not (value.kind == TENSOR and value.device == CPU and not value.zero_dim and value.ndim != 0):
+        if not (value.kind == TENSOR and value.device == CPU):
             return
         for target in node.targets:
             t = target.target
