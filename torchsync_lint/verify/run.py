@@ -133,8 +133,7 @@ class Verifier:
         if os.environ.get("TORCHSYNC_VERIFY_NO_PRESTART"):
             return
         more = min(self.n_children(), len({f.path for f in self.findings})) - len(self._started)
-        self._started += [runner.start(self.opts.mode, _settings(self.opts), self.opts.python)
-                          for _ in range(max(0, more))]
+        self._started += runner.start_many(more, self.opts.mode, _settings(self.opts), self.opts.python)
 
     def _close_started(self) -> None:
         for st in self._started:
@@ -367,4 +366,4 @@ def prestart(opts: VerifyOptions, linted: Sequence[str], preload: Sequence[Tuple
     if opts.entries or os.environ.get("TORCHSYNC_VERIFY_NO_PRESTART"):
         return []
     n = opts.children or schedule.n_children(len(linted), 10 ** 6)
-    return [runner.start(opts.mode, _settings(opts), opts.python, preload=preload) for _ in range(n)]
+    return runner.start_many(n, opts.mode, _settings(opts), opts.python, preload=preload)

@@ -20,6 +20,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
+from torchsync_lint.verify import served
+
 PREFIX = "@@TSL "
 
 
@@ -110,7 +112,10 @@ def _exit_text(code: Optional[int]) -> str:
     return f"exit code {code}"
 
 
-def _kill(proc: subprocess.Popen) -> None:
+def _kill(proc) -> None:
+    if not isinstance(proc, subprocess.Popen):  # a fork server's child (``served.ServedProc``)
+        proc.kill()
+        return
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError, OSError):
@@ -129,9 +134,9 @@ class Started:
     calibrates its sleep while the parent still prepares the tasks; ``run_job(..., started=)`` then
     sends the job. ``close()`` ends one that no job came for."""
 
-    def __init__(self, proc: subprocess.Popen, err_file, mode: str, settings: dict) -> None:
+    def __init__(self, proc, err_file, mode: str, settings: dict, t_spawned: Optional[float] = None) -> None:
         self.proc, self.err_file, self.mode, self.settings = proc, err_file, mode, settings
-        self.t_spawned = time.monotonic()
+        self.t_spawned = time.monotonic() if t_spawned is None else t_spawned
 
     def close(self) -> None:
         _kill(self.proc)
@@ -166,6 +171,21 @@ def start(mode: str, settings: dict, python: Optional[str] = None, env: Optional
         extra += ["--preload", json.dumps([list(p) for p in preload])]
     proc, err_file = _spawn(python, env, extra)
     return Started(proc, err_file, mode, settings)
+
+
+def start_many(n: int, mode: str, settings: dict, python: Optional[str] = None, env: Optional[dict] = None,
+               preload: Sequence[Tuple[str, str]] = ()) -> List[Started]:
+    """``n`` children started ahead of their jobs: forked from one fork server that imports torch
+    and ``preload`` once (``served``), else each a process of its own (``start``)."""
+    if n <= 0:
+        return []
+    if served.available():
+        try:
+            return [Started(p, p.err_file, mode, settings, p.server.t_spawned)
+                    for p in served.start_children(n, mode, settings, python, env, preload)]
+        except OSError:
+            pass
+    return [start(mode, settings, python, env, preload) for _ in range(n)]
 
 
 END = {"end": True}  # the line that ends a streamed job's tasks
