@@ -194,12 +194,16 @@ POLL_S = 0.02  # how often a streamed job looks for new tasks while its child wa
 
 def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: Optional[str] = None,
             env: Optional[dict] = None, on_progress: Optional[Callable[[str], None]] = None,
-            started: Optional[Started] = None, feed: Optional["queue.Queue"] = None) -> JobResult:
+            started: Optional[Started] = None, feed: Optional["queue.Queue"] = None,
+            shared: bool = False) -> JobResult:
     """Run ``job`` (its ``tasks`` each with an ``id``) to the end, restarting the child as needed.
     ``started``: a child already started (``start``) for the job's mode and settings, used first.
     ``feed``: more tasks, as they become ready (the extraction of each file), ended by ``None``: the
     child starts on the first while the parent still prepares the rest (one line per task; no
-    timeout runs while the child waits for one)."""
+    timeout runs while the child waits for one). An item of the feed is a task or a list of tasks (a
+    file's). ``shared``: the feed is shared with other jobs' children: this one takes an item only
+    when its child is up and idle (the others take the rest: whichever child is free runs the next
+    file), and leaves the end (``None``) in the feed for them."""
     out = JobResult()
     remaining = [t["id"] for t in job["tasks"]]
     by_id = {t["id"]: t for t in job["tasks"]}
@@ -214,6 +218,7 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
         sub = dict(job, tasks=[by_id[i] for i in remaining])
         if not fed_all:
             sub["stream"] = True
+        ahead = started is not None  # it says "preloaded" once the packages are imported
         if started is not None:
             proc, err_file = started.proc, started.err_file
             out.times.setdefault("spawned", started.t_spawned)
@@ -243,25 +248,30 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
             close_stdin()
         out.times.setdefault("job_sent", time.monotonic())
         current: Optional[int] = None
-        got_result = poisoned = ready = False
+        got_result = poisoned = ready = preloaded = False
         deadline = time.monotonic() + startup_timeout + timeout
         finished = False
         try:
             while True:
-                if streaming:  # hand over what the feed has now
-                    while True:
-                        try:
-                            task = feed.get_nowait()
-                        except queue.Empty:
-                            break
-                        if task is None:
-                            fed_all, streaming = True, False
-                            send(END)
-                            close_stdin()
-                            break
+                idle = ready and (preloaded or not ahead) and current is None and not remaining
+                while streaming and (not shared or idle):
+                    try:  # hand over what the feed has now (shared: one item, once this child is idle)
+                        item = feed.get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is None:
+                        if shared:
+                            feed.put(None)  # the end, for the other children too
+                        fed_all, streaming = True, False
+                        send(END)
+                        close_stdin()
+                        break
+                    for task in (item if isinstance(item, list) else [item]):
                         by_id[task["id"]] = task
                         remaining.append(task["id"])
                         send(task)
+                    if shared:
+                        break
                 waiting = streaming and current is None and ready  # this child is up and waits for a task
                 if waiting:
                     deadline = time.monotonic() + timeout  # a child waiting for its next task is not late
@@ -283,7 +293,7 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
                         remaining = []
                         if not fed_all:  # the rest of the feed fails the same way
                             fed_all = True
-                            for task in _drain_feed(feed):
+                            for task in _drain_feed(feed, shared):
                                 out.results[task["id"]] = {"failure": reason}
                     break
                 if msg is None:  # the child's stdout closed: it exited
@@ -305,7 +315,7 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
                         remaining = []
                         if not fed_all:
                             fed_all = True
-                            for task in _drain_feed(feed):
+                            for task in _drain_feed(feed, shared):
                                 out.results.setdefault(task["id"], {"failure": out.fatal})
                     break
                 event = msg.get("event")
@@ -313,6 +323,8 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
                     # the child's own clock (CLOCK_MONOTONIC is one clock for every process here): the
                     # parent reads a started child's first lines only when the job is sent
                     out.times.setdefault(event, msg.get("t") or time.monotonic())
+                if event == "preloaded":
+                    preloaded = True
                 if event == "ready":
                     ready = True
                     out.hello = out.hello or msg
@@ -326,7 +338,7 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
                     remaining = []
                     if not fed_all:
                         fed_all = True
-                        for task in _drain_feed(feed):
+                        for task in _drain_feed(feed, shared):
                             out.results.setdefault(task["id"], {"failure": out.fatal})
                     finished = True
                 elif event == "begin":
@@ -357,7 +369,7 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
                     remaining = []
                     if not fed_all:
                         fed_all = True
-                        _drain_feed(feed)
+                        _drain_feed(feed, shared)
                     break
                 if finished:
                     break
@@ -368,17 +380,20 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
             for i in remaining:
                 out.results[i] = {"failure": "the child kept failing"}
             if not fed_all:
-                for task in _drain_feed(feed):
+                for task in _drain_feed(feed, shared):
                     out.results[task["id"]] = {"failure": "the child kept failing"}
             break
     return out
 
 
-def _drain_feed(feed: "queue.Queue") -> List[dict]:
-    """The feed's remaining tasks, to its end (the parent still putting them in)."""
+def _drain_feed(feed: "queue.Queue", shared: bool = False) -> List[dict]:
+    """The feed's remaining tasks, to its end (the parent still putting them in; a shared feed keeps
+    its end for the other children)."""
     out = []
     while True:
-        task = feed.get()
-        if task is None:
+        item = feed.get()
+        if item is None:
+            if shared:
+                feed.put(None)
             return out
-        out.append(task)
+        out.extend(item if isinstance(item, list) else [item])
