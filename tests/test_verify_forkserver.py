@@ -14,6 +14,11 @@ from torchsync_lint.verify import runner, served
 pytest.importorskip("torch")
 pytestmark = pytest.mark.skipif(not served.available(), reason="no fork() here")
 
+
+@pytest.fixture(autouse=True)
+def _fork_server(monkeypatch):
+    monkeypatch.setenv("TORCHSYNC_VERIFY_FORKSERVER", "1")  # opt-in
+
 SETTINGS = {"sleep_ms": 20.0, "short_sleep_ms": 5.0, "reps": 3}
 PROBE = {"kind": "probe", "mode": "predict", "settings": SETTINGS, "tasks": []}
 
@@ -111,8 +116,8 @@ def test_a_package_that_leaves_a_thread_running_gets_fresh_children(tmp_path):
     assert len(pids) == 3  # the server's import, then each fresh child's own
 
 
-def test_the_switch_turns_the_fork_server_off(monkeypatch):
-    monkeypatch.setenv("TORCHSYNC_VERIFY_FORKSERVER", "0")
+def test_without_the_switch_each_child_is_a_process_of_its_own(monkeypatch):
+    monkeypatch.delenv("TORCHSYNC_VERIFY_FORKSERVER")
     started = runner.start_many(2, "predict", SETTINGS)
     try:
         assert not any(isinstance(st.proc, served.ServedProc) for st in started)
@@ -137,60 +142,3 @@ def test_no_descriptor_of_the_children_is_left_open_here():
     gc.collect()
     leaked = {fd for fd in set(os.listdir("/proc/self/fd")) - before if os.path.exists(f"/proc/self/fd/{fd}")}
     assert not leaked, {fd: os.readlink(f"/proc/self/fd/{fd}") for fd in leaked}
-
-
-def test_forked_at_torch_each_child_imports_the_package_itself(tmp_path, monkeypatch):
-    monkeypatch.setenv("TORCHSYNC_VERIFY_FORK_AT", "torch")
-    preload, log = _package(tmp_path)
-    started = runner.start_many(2, "predict", SETTINGS, preload=preload)
-    try:
-        for st in started:
-            res = runner.run_job(dict(PROBE), 60, started=st)
-            assert res.fatal is None and res.hello["startup"].get("forked") is True
-            assert "preloaded" in res.times
-    finally:
-        _close(started)
-    assert len(log.read_text().split()) == 2  # in each child, none in the server
-
-
-def test_children_share_one_feed_of_files_and_each_sees_its_end(tmp_path):
-    """Snippet mode's children take files from one feed, each only when it is up and idle."""
-    import queue
-    import threading
-
-    from torchsync_lint.finding import Finding
-    from torchsync_lint.verify import schedule
-    from torchsync_lint.verify.snippet import extract_file
-
-    batches = []
-    for k in range(4):
-        mod = tmp_path / f"m{k}.py"
-        src = "import torch\n\n\ndef f(x):\n    a = x.sum().item()\n    b = x.max().item()\n    return a + b\n"
-        mod.write_text(src)
-        findings = []
-        for line in (5, 6):
-            text = src.splitlines()[line - 1]
-            col = text.index("=") + 2
-            findings.append(Finding(str(mod), line, col + 1, line, len(text) + 1, "TSL001", "n", "m"))
-        got = extract_file(str(mod), [(10 * k + i, f) for i, f in enumerate(findings)])
-        batches.append(schedule.tasks_of(got, {10 * k + i: f for i, f in enumerate(findings)}))
-    feed: "queue.Queue" = queue.Queue()
-    for b in batches:
-        feed.put(b)
-    feed.put(None)
-    started = runner.start_many(2, "predict", SETTINGS)
-    job = {"kind": "snippet", "mode": "predict", "settings": SETTINGS, "sys_path": [str(tmp_path)], "tasks": []}
-    out = {}
-    threads = [threading.Thread(target=lambda i=i: out.update({i: runner.run_job(
-        dict(job), 60, started=started[i], feed=feed, shared=True)})) for i in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(180)
-    _close(started)
-    ids = sorted(i for res in out.values() for i in res.results)
-    assert ids == sorted(t["id"] for b in batches for t in b)
-    for res in out.values():
-        for r in res.results.values():
-            assert not r.get("failure"), r
-    assert feed.get_nowait() is None  # the end stays for anyone else

@@ -1,4 +1,4 @@
-"""The fork server on a CUDA device: forked children initialise CUDA of their own; a package that
+"""The fork server (opt-in: ``TORCHSYNC_VERIFY_FORKSERVER=1``) on a CUDA device: forked children initialise CUDA of their own; a package that
 asks ``torch.cuda.is_available()`` at import still gets forked children, one that initialises CUDA
 at import gets fresh ones; verdicts are the same with and without the server. Skipped without CUDA.
 """
@@ -42,7 +42,8 @@ def _probe_all(started):
 
 
 @pytest.mark.skipif(not served.available(), reason="no fork() here")
-def test_forked_children_each_get_a_working_cuda_context(cuda_torch, tmp_path):
+def test_forked_children_each_get_a_working_cuda_context(cuda_torch, tmp_path, monkeypatch):
+    monkeypatch.setenv("TORCHSYNC_VERIFY_FORKSERVER", "1")
     preload = _package(tmp_path, "DEVICE = 'cuda' if torch.cuda.is_available() else 'cpu'\n")
     for res in _probe_all(runner.start_many(3, "gpu", SETTINGS, preload=preload)):
         assert res.fatal is None and not res.no_cuda, res.fatal
@@ -52,7 +53,8 @@ def test_forked_children_each_get_a_working_cuda_context(cuda_torch, tmp_path):
 
 
 @pytest.mark.skipif(not served.available(), reason="no fork() here")
-def test_a_package_that_initialises_cuda_at_import_gets_fresh_children(cuda_torch, tmp_path):
+def test_a_package_that_initialises_cuda_at_import_gets_fresh_children(cuda_torch, tmp_path, monkeypatch):
+    monkeypatch.setenv("TORCHSYNC_VERIFY_FORKSERVER", "1")
     preload = _package(tmp_path, "BUFFER = torch.zeros(1, device='cuda')\n")
     for res in _probe_all(runner.start_many(2, "gpu", SETTINGS, preload=preload)):
         assert res.fatal is None and not res.no_cuda, res.fatal
@@ -62,7 +64,7 @@ def test_a_package_that_initialises_cuda_at_import_gets_fresh_children(cuda_torc
 
 def _verdicts(capsys, monkeypatch, forkserver: str):
     monkeypatch.setenv("TORCHSYNC_VERIFY_FORKSERVER", forkserver)
-    code = cli.main(["--isolated", "--format", "json", "--verify", "loss_fs.py"])
+    cli.main(["--isolated", "--format", "json", "--verify", "loss_fs.py"])
     out = capsys.readouterr()
     return {(f["line"], f["code"]): f["verify"]["status"] for f in json.loads(out.out)}
 

@@ -387,7 +387,7 @@ def main(argv=None, forked: Optional[Dict[str, Any]] = None) -> int:
             _exec_fresh(argv, restore)
         chan.send("fatal", reason="CUDA initialisation failed: " + str(exc)[:300], no_cuda=True)
         return 3
-    if job is None and forked is not None and forked.get("preloaded", True):  # the server imported them
+    if job is None and forked is not None:  # the server imported the packages before the fork
         chan.send("preloaded", seconds=forked.get("preload_s"))
     elif job is None:
         t0 = time.monotonic()

@@ -97,16 +97,13 @@ class Server:
             return 2
         torch_s = time.monotonic() - t0
         t1 = time.monotonic()
-        early = fork_at() == "torch"  # each child imports the packages itself, after its CUDA start
-        if not early:
-            child_mod._preload(self.preload)
+        child_mod._preload(self.preload)
         preload_s = time.monotonic() - t1
         if nvml_was is None:
             os.environ.pop(NVML_CHECK, None)
         else:
             os.environ[NVML_CHECK] = nvml_was
-        info = {"torch_import_s": round(torch_s, 3), "preload_s": None if early else round(preload_s, 3),
-                "preloaded": not early,
+        info = {"torch_import_s": round(torch_s, 3), "preload_s": round(preload_s, 3),
                 # a Python thread a package started would be gone in the children, with any lock it held
                 "exec": threading.active_count() > 1}
         for i, (in_fd, out_fd, err_fd) in enumerate(self.fds):
@@ -171,13 +168,6 @@ class Server:
             i = self.children.pop(pid, None)
             if i is not None:
                 self.say(f"exit {i} {os.waitstatus_to_exitcode(status)}")
-
-
-def fork_at() -> str:
-    """When the children are forked: ``preload`` (default), once torch and the linted packages are
-    imported, or ``torch``, once torch is (each child then imports the packages itself, after its
-    CUDA start: the import overlaps the CUDA start of the others). ``TORCHSYNC_VERIFY_FORK_AT``."""
-    return "torch" if os.environ.get("TORCHSYNC_VERIFY_FORK_AT") == "torch" else "preload"
 
 
 def _close(fd: int) -> None:

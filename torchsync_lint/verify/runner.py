@@ -175,11 +175,12 @@ def start(mode: str, settings: dict, python: Optional[str] = None, env: Optional
 
 def start_many(n: int, mode: str, settings: dict, python: Optional[str] = None, env: Optional[dict] = None,
                preload: Sequence[Tuple[str, str]] = ()) -> List[Started]:
-    """``n`` children started ahead of their jobs: forked from one fork server that imports torch
-    and ``preload`` once (``served``), else each a process of its own (``start``)."""
+    """``n`` children started ahead of their jobs, each a process of its own (``start``), or, with
+    ``TORCHSYNC_VERIFY_FORKSERVER=1``, forked from one fork server that imports torch and
+    ``preload`` once (``served``)."""
     if n <= 0:
         return []
-    if served.available():
+    if served.wanted():
         try:
             return [Started(p, p.err_file, mode, settings, p.server.t_spawned)
                     for p in served.start_children(n, mode, settings, python, env, preload)]

@@ -35,9 +35,17 @@ def bootstrap(module: str) -> str:
 
 
 def available() -> bool:
-    """Whether children can come from a fork server here (POSIX ``fork``; off with
-    ``TORCHSYNC_VERIFY_FORKSERVER=0``)."""
-    return hasattr(os, "fork") and sys.platform != "win32" and os.environ.get("TORCHSYNC_VERIFY_FORKSERVER", "1") != "0"
+    """Whether children can come from a fork server here (POSIX ``fork``)."""
+    return hasattr(os, "fork") and sys.platform != "win32"
+
+
+def wanted() -> bool:
+    """The fork server is opt-in: ``TORCHSYNC_VERIFY_FORKSERVER=1``. Measured on a 16-CPU H100 machine
+    it did not shorten ``--verify`` (bench/README.md): the children's start-up is a serial chain,
+    torch's import and then the packages' (torchvision pulls in ``torch._dynamo``), which one
+    process importing once runs no faster than each child; it saves the CPU and memory of the
+    other children's imports (the pages are shared), which a smaller machine may need."""
+    return available() and os.environ.get("TORCHSYNC_VERIFY_FORKSERVER") == "1"
 
 
 class Server:
