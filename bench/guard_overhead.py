@@ -28,6 +28,8 @@ def main():
     ap.add_argument("--block", type=int, default=5)
     ap.add_argument("--profile", type=int, default=0,
                     help="then profile this many guarded syncing steps (cProfile) and print the guard's costs")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="then time the syncing step with parts of the guard stubbed out (where the cost is)")
     args = ap.parse_args()
     import torch
     from torchsync_lint.guard import no_sync
@@ -112,8 +114,62 @@ def main():
         print(f"  {label}, against steps before any guard was entered ({u:.3f} ms, not interleaved): plain after "
               f"{mp / u:.3f}x (the GPU trace left on), guarded {mg / u:.3f}x")
     print(f"device {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
+    with no_sync(mode="record") as g:
+        step(True)
+    for ev in g.events:
+        print(f"  one step's event: {ev.where} {ev.op} {ev.oracles} {ev.thread} stall {ev.stall_us}")
+    if args.breakdown:
+        breakdown(torch, no_sync, step, timed, args)
     if args.profile:
         profile(torch, no_sync, step, args.profile)
+
+
+def breakdown(torch, no_sync, step, timed, args):
+    """The syncing step's guarded/plain ratio with parts of the guard stubbed out, interleaved."""
+    import warnings
+
+    from torchsync_lint.guard import hooks, state
+
+    real_sighting, real_drain, real_show = state.sighting, hooks._drain, hooks._showwarning
+    variants = {
+        "full guard": {},
+        "no sighting (hooks only)": {"sighting": lambda *a, **k: True},
+        "no drain": {"drain": lambda torch: 0.0},
+        "no sighting, no drain": {"sighting": lambda *a, **k: True, "drain": lambda torch: 0.0},
+    }
+
+    def apply(v):
+        state.sighting = v.get("sighting", real_sighting)
+        hooks._drain = v.get("drain", real_drain)
+
+    times = {k: [] for k in variants}
+    plain = []
+    for rep in range(args.repeats * 2):
+        for name, v in variants.items():
+            torch.cuda.synchronize()
+            plain += [timed(True, None) for _ in range(args.block)]
+            apply(v)
+            try:
+                torch.cuda.synchronize()
+                with no_sync(mode="record"):
+                    times[name] += [timed(True, None) for _ in range(args.block * 2)]
+            finally:
+                apply({})
+    mp = statistics.median(plain)
+    print(f"breakdown (syncing step, plain {mp:.3f} ms): " + "; ".join(
+        f"{k} {statistics.median(t):.3f} ms ({statistics.median(t) / mp:.3f}x)" for k, t in times.items()))
+    # the debug mode alone (no guard): what torch's warning costs without any of our code
+    plain2, dbg = [], []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for rep in range(args.repeats * 2):
+            torch.cuda.synchronize()
+            plain2 += [timed(True, None) for _ in range(args.block)]
+            torch.cuda.set_sync_debug_mode("warn")
+            torch.cuda.synchronize()
+            dbg += [timed(True, None) for _ in range(args.block)]
+            torch.cuda.set_sync_debug_mode(0)
+    print(f"  the sync debug mode alone (warnings ignored, no guard): {statistics.median(dbg) / statistics.median(plain2):.3f}x")
 
 
 def profile(torch, no_sync, step, n):

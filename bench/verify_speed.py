@@ -87,7 +87,7 @@ def main():
               f"{1000 * statistics.mean(secs):.0f} ms, sum {sum(secs):.1f} s")
     lines = proc.stderr.strip().splitlines()
     for line in [ln for ln in lines if ln.startswith("verify: time")] + lines[-3:]:
-        print("  " + line[:400])
+        print("  " + line[:1600])
     if args.compare:
         compare(findings, args.compare)
 

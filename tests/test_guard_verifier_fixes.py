@@ -98,10 +98,10 @@ def test_one_child_process_for_every_file_of_a_run(tmp_path, monkeypatch, capsys
             get = feed.get_nowait
 
             def spy():
-                task = get()
-                if task is not None:
-                    paths.add(task["path"])
-                return task
+                item = get()  # a file's tasks (or one task)
+                if item is not None:
+                    paths.update(t["path"] for t in (item if isinstance(item, list) else [item]))
+                return item
             feed.get_nowait = spy
         res = real(job, *a, **k)
         calls.append(sorted(paths))

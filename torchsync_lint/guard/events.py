@@ -121,37 +121,54 @@ class Roots:
         return got
 
 
-_STACKS: Dict[tuple, List[Frame]] = {}  # a sync site fires again and again with the same stack
+_STACKS: Dict[tuple, Tuple[tuple, List[Frame]]] = {}  # a sync site fires again and again with the same stack
 
 
-def user_frames(frame, roots: Roots, limit: int = 64) -> List[Frame]:
-    """The frames outside the library roots, innermost first. Cached by the stack's code objects
-    and lines (a training loop's sync site repeats its stack every step: one walk of cheap
-    attribute reads, then a copy of the list)."""
+def stack_key(frame, extra: tuple = ()) -> tuple:
+    """A stack's identity, cheap to hash: each frame's code object (by id) and instruction,
+    innermost first. A cache keyed by it holds the code objects too (``codes_of``), so no id is
+    reused while its entry lives."""
     key = []
     f, depth = frame, 0
     while f is not None and depth < 400:
-        key.append(f.f_code)
-        key.append(f.f_lineno)
+        key.append(id(f.f_code))
+        key.append(f.f_lasti)
         f = f.f_back
         depth += 1
-    key.append(id(roots))
-    k = tuple(key)
+    key.extend(extra)
+    return tuple(key)
+
+
+def codes_of(frame) -> tuple:
+    out = []
+    f, depth = frame, 0
+    while f is not None and depth < 400:
+        out.append(f.f_code)
+        f = f.f_back
+        depth += 1
+    return tuple(out)
+
+
+def user_frames(frame, roots: Roots, limit: int = 64) -> List[Frame]:
+    """The frames outside the library roots, innermost first. Cached by the stack (``stack_key``):
+    a training loop's sync site repeats its stack every step, so one walk of cheap attribute reads
+    and a lookup, then a copy of the list."""
+    k = stack_key(frame, (id(roots),))
     got = _STACKS.get(k)
     if got is not None:
-        return list(got)
+        return list(got[1])
     out: List[Frame] = []
-    depth = 0
-    while frame is not None and depth < 400 and len(out) < limit:
-        code = frame.f_code
+    f, depth = frame, 0
+    while f is not None and depth < 400 and len(out) < limit:
+        code = f.f_code
         path, lib = roots.resolve(code.co_filename)
         if not lib:
-            out.append(Frame(path, frame.f_lineno, code.co_name))
-        frame = frame.f_back
+            out.append(Frame(path, f.f_lineno, code.co_name))
+        f = f.f_back
         depth += 1
     if len(_STACKS) > 4096:
         _STACKS.clear()
-    _STACKS[k] = out
+    _STACKS[k] = (codes_of(frame), out)
     return list(out)
 
 

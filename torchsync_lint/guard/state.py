@@ -13,13 +13,15 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 from torchsync_lint.guard import lookup
-from torchsync_lint.guard.events import Roots, SyncEvent, thread_label, user_frames
+from torchsync_lint.guard.events import Roots, SyncEvent, codes_of, stack_key, thread_label, user_frames
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_GUARD_DIR = os.path.join(_PKG_DIR, "guard") + os.sep
 
 
 class SyncError(RuntimeError):
@@ -119,7 +121,7 @@ def _caller(frame):
     f = frame
     while f is not None:
         name = f.f_code.co_filename
-        if not (name.startswith(_PKG_DIR + os.sep + "guard") or name.endswith(_SKIP_TAILS)):
+        if not (name.startswith(_GUARD_DIR) or name.endswith(_SKIP_TAILS)):
             break
         f = f.f_back
     return f
@@ -149,16 +151,24 @@ def sighting(oracle: str, frame, stall_us: Optional[float] = None, op: str = "",
         ev = make_event(owner_frame or caller, op or fallback_op or "autograd engine (backward)", [oracle], stall_us,
                         thread_label())
         dispatch(owner, ev)
+        if oracle == "gpu-trace" and owner_frame is not None:
+            # the debug mode's warning for this sync comes in the waiting thread, as the engine's
+            # call returns there (the frame it waits in now): the same sync, counted once
+            top = _caller(owner_frame)
+            owner.open.append(((id(top), top.f_lasti), ev))
         return True
     key = (id(caller), caller.f_lasti if caller is not None else -1)
     if oracle == "debug-mode":
         for i, (k, ev) in enumerate(st.open):
             if k == key and "debug-mode" not in ev.oracles:
                 ev.oracles = sorted(set(ev.oracles) | {oracle})
+                if ev.thread != thread_label():  # an engine thread's sync: named by the call that waited
+                    ev.op = op or _op_for(caller) or ev.op
                 del st.open[i]
                 return True
-    st.open = [(k, e) for k, e in st.open if k == key][-8:]
-    ev = make_event(caller, op or _op_for(caller) or fallback_op, [oracle], stall_us, thread_label())
+    if st.open:
+        st.open = [(k, e) for k, e in st.open if k == key][-8:]
+    ev = _site_event(frame, caller, op, fallback_op, oracle, stall_us)
     dispatch(st, ev)
     if oracle == "gpu-trace":
         st.open.append((key, ev))
@@ -230,6 +240,35 @@ def disarm(st: ThreadState) -> None:
         pass
     if threading.get_ident() == st.ident:
         sys.settrace(prev)
+
+
+_SITES: Dict[tuple, tuple] = {}  # a sync site's event, but for its stall and oracle: (codes, op, stack, code, when)
+
+
+def _site_event(frame, caller, op: str, fallback_op: str, oracle: str, stall_us: Optional[float]) -> SyncEvent:
+    """``make_event`` for a site seen before: the same stack (code objects and instructions, from the
+    hook's frame) gives the same op, user stack and rule code; the code is looked up again after
+    ``lookup.RECHECK_S`` (the file may have changed)."""
+    r = roots()
+    k = stack_key(frame, (op, fallback_op, id(r)))
+    site = _SITES.get(k)
+    now = time.monotonic()
+    if site is None or now - site[4] > lookup.RECHECK_S:
+        name = site[1] if site is not None else (op or _op_for(caller) or fallback_op)
+        stack = user_frames(caller, r)
+        top = stack[0] if stack else None
+        code = lookup.code_for(top.path if top else None, top.line if top else None, name)
+        site = (codes_of(frame), name, stack, code, now)
+        if len(_SITES) > 4096:
+            _SITES.clear()
+        _SITES[k] = site
+    stack = site[2]
+    top = stack[0] if stack else None
+    ev = SyncEvent(top.path if top else None, top.line if top else None, top.function if top else "",
+                   site[1], [oracle], None if stall_us is None else round(stall_us, 1), thread=thread_label(),
+                   stack=list(stack))
+    ev.code = site[3]
+    return ev
 
 
 def make_event(frame, op: str, oracles: List[str], stall_us: Optional[float], thread: str) -> SyncEvent:

@@ -307,9 +307,46 @@ def _read_job(chan: Channel) -> Optional[Dict[str, Any]]:
         return None
 
 
-def main(argv=None) -> int:
+def _exec_fresh(argv, fds=None) -> None:
+    """A forked child that cannot use what it inherited becomes a fresh child (the same process, the
+    same pipes: ``fds`` puts the protocol's stdin and stdout back on 0 and 1 first)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if fds is not None:
+        os.dup2(fds[0], 0)
+        os.dup2(fds[1], 1)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    code = (f"import sys; sys.path.insert(0, {root!r}); import torchsync_lint.verify.child as m; "
+            f"sys.path.remove({root!r}); sys.exit(m.main())")  # this copy of torchsync-lint, as the server
+    os.execv(sys.executable, [sys.executable, "-c", code, *argv])
+
+
+def _bad_fork(torch) -> bool:
+    try:
+        return bool(torch.cuda._is_in_bad_fork())
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _cuda_lost(torch) -> bool:
+    """A forked child's CUDA is unusable though the machine has a GPU (NVML still counts one): the
+    driver's state from before the fork. A CPU-only torch or machine loses nothing."""
+    try:
+        if not torch.version.cuda or torch.cuda.is_available():
+            return False
+        return int(torch.cuda._device_count_nvml()) > 0
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def main(argv=None, forked: Optional[Dict[str, Any]] = None) -> int:
+    """``forked``: this process was forked from the fork server (``forkserver.py``), which imported
+    torch and the packages already (what it measured, and whether to ``exec`` a fresh child)."""
     import faulthandler
 
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if forked is not None and forked.get("exec"):
+        _exec_fresh(argv)
     faulthandler.enable()  # a crash prints its cause (and stack) to stderr, which the parent quotes
     chan = Channel()
     global _STDIN
@@ -318,7 +355,6 @@ def main(argv=None) -> int:
     os.dup2(devnull, 0)
     os.close(devnull)
     sys.stdin = open(0, "r", closefd=False)
-    argv = sys.argv[1:] if argv is None else list(argv)
     # started ahead of its job (``--mode M --settings JSON``): torch, CUDA and the sleep's calibration
     # are ready while the parent still extracts the snippets; the job then comes as one line
     early = _early_settings(argv)
@@ -334,18 +370,30 @@ def main(argv=None) -> int:
         chan.send("fatal", reason=f"torch is not importable: {exc}", no_torch=True)
         return 2
     torch_import_s = round(time.monotonic() - t0, 3)
+    restore = (_STDIN.fileno(), chan.out.fileno())
+    if forked is not None and early is not None and early["mode"] == "gpu" and (
+            _bad_fork(torch) or _cuda_lost(torch)):
+        _exec_fresh(argv, restore)  # CUDA state from before the fork, or a driver that did not survive it
     child = Child(job if job is not None else early, chan)
     child.startup["torch_import_s"] = torch_import_s
+    if forked is not None:
+        child.startup.update(forked=True, torch_import_s=forked.get("torch_import_s"),
+                             preload_s=forked.get("preload_s"))
     try:
         if not child.hello():
             return 3
     except Exception as exc:
+        if forked is not None:  # the driver did not survive the fork: start afresh, nothing sent yet
+            _exec_fresh(argv, restore)
         chan.send("fatal", reason="CUDA initialisation failed: " + str(exc)[:300], no_cuda=True)
         return 3
-    if job is None:
+    if job is None and forked is not None:  # the server imported the packages before the fork
+        chan.send("preloaded", seconds=forked.get("preload_s"))
+    elif job is None:
         t0 = time.monotonic()
         _preload(early.get("preload") or ())
         chan.send("preloaded", seconds=round(time.monotonic() - t0, 3))
+    if job is None:
         job = _read_job(chan)
         if job is None:
             return 2

@@ -133,8 +133,7 @@ class Verifier:
         if os.environ.get("TORCHSYNC_VERIFY_NO_PRESTART"):
             return
         more = min(self.n_children(), len({f.path for f in self.findings})) - len(self._started)
-        self._started += [runner.start(self.opts.mode, _settings(self.opts), self.opts.python)
-                          for _ in range(max(0, more))]
+        self._started += runner.start_many(more, self.opts.mode, _settings(self.opts), self.opts.python)
 
     def _close_started(self) -> None:
         for st in self._started:
@@ -142,43 +141,45 @@ class Verifier:
         self._started = []
 
     def run_snippets(self, with_fixes: bool) -> Dict[int, dict]:
-        """Every finding's snippet, in one child per share of the files, each child taking a file's
-        tasks as soon as that file is extracted (everything already extracted: at once)."""
+        """Every finding's snippet, in up to ``n_children`` children sharing one feed of files: each
+        file's tasks go in as soon as that file is extracted (the largest files first), and whichever
+        child is up and idle takes the next file (its module imported once, in that child; the
+        packages were imported while the lint ran). Everything already extracted: at once."""
         jobs = self.file_jobs() if not self.extracted else []
         paths = [j[0] for j in jobs] if jobs else sorted({ex.span.path for ex in self.extracted.values()})
         sizes = {j[0]: len(j[1]) for j in jobs} if jobs else \
             {p: sum(1 for ex in self.extracted.values() if ex.span.path == p) for p in paths}
         n = max(1, min(self.n_children(), len(paths)))
-        owner = schedule.assign(sizes, n)
-        extraction = schedule.Extraction(schedule.interleaved(jobs, owner), nodes=with_fixes) if jobs else None
+        jobs = sorted(jobs, key=lambda j: (-len(j[1]), j[0]))
+        extraction = schedule.Extraction(jobs, nodes=with_fixes) if jobs else None
         if extraction is not None:
             extraction.start()  # forks the extraction's workers: before any thread of ours starts
         started, self._started = list(self._started), []
         pres = [started.pop(0) if started else None for _ in range(n)]
         for st in started:  # more children than files
             st.close()
-        feeds: List[queue.Queue] = [queue.Queue() for _ in range(n)]
+        feed: queue.Queue = queue.Queue()
         base = {"kind": "snippet", "mode": self.opts.mode, "settings": _settings(self.opts),
                 "sys_path": self.opts.sys_path + [os.getcwd()], "tasks": []}
         rewrite = fixes_mod.rewrite if with_fixes else None
         counts = {p: 0 for p in paths}
+        seen: Dict[str, int] = {}
         results: Dict[int, dict] = {}
         with cf.ThreadPoolExecutor(n) as pool:
-            futures = [pool.submit(self._run_snippet_job, dict(base), pres[i], feeds[i],
-                                   [p for p in paths if owner.get(p) == i], counts) for i in range(n)]
+            futures = [pool.submit(self._run_snippet_job, dict(base), pres[i], feed, len(paths), counts, seen)
+                       for i in range(n)]
             try:
                 if extraction is not None:
                     for path, got in extraction.results():
                         self.extracted.update(got)
-                        self._feed(feeds[owner[path]], got, rewrite, counts)
+                        self._feed(feed, got, rewrite, counts)
                 else:
-                    for path in paths:
+                    for path in sorted(paths, key=lambda p: (-sizes[p], p)):
                         got = {k: ex for k, ex in self.extracted.items() if ex.span.path == path}
-                        self._feed(feeds[owner[path]], got, rewrite, counts)
+                        self._feed(feed, got, rewrite, counts)
             finally:
                 self.t_extracted = self.t_extracted or time.monotonic()
-                for feed in feeds:
-                    feed.put(None)
+                feed.put(None)
             for fut in futures:
                 results.update(fut.result())
         return results
@@ -187,22 +188,21 @@ class Verifier:
         tasks = schedule.tasks_of(got, self.findings, rewrite)
         for task in tasks:
             counts[task["path"]] = counts.get(task["path"], 0) + 1
-            feed.put(task)
+        if tasks:
+            feed.put(tasks)  # one file's tasks: one child runs them all
 
-    def _run_snippet_job(self, job: dict, pre: Optional[runner.Started], feed: queue.Queue,
-                         files: List[str], counts: Dict[str, int]) -> Dict[int, dict]:
-        seen: Dict[str, int] = {}
-
+    def _run_snippet_job(self, job: dict, pre: Optional[runner.Started], feed: queue.Queue, n_files: int,
+                         counts: Dict[str, int], seen: Dict[str, int]) -> Dict[int, dict]:
         def progress(msg: str) -> None:
             key = int(msg.split()[-1]) if msg.split()[-1].isdigit() else None
             ex = self.extracted.get(key) if key is not None else None
             if ex is not None and ex.span.path not in seen:
                 seen[ex.span.path] = len(seen) + 1
                 self.note(f"verify: {ex.span.path} ({counts.get(ex.span.path, 0)} finding(s), file "
-                          f"{seen[ex.span.path]}/{len(files)})")
+                          f"{seen[ex.span.path]}/{n_files})")
 
         res = runner.run_job(job, self.opts.timeout, python=self.opts.python, on_progress=progress,
-                             started=pre, feed=feed)
+                             started=pre, feed=feed, shared=True)
         self._check_hello(res)
         if res.hello:
             self.child_startups.append(dict(res.hello.get("startup") or {}))
@@ -367,4 +367,4 @@ def prestart(opts: VerifyOptions, linted: Sequence[str], preload: Sequence[Tuple
     if opts.entries or os.environ.get("TORCHSYNC_VERIFY_NO_PRESTART"):
         return []
     n = opts.children or schedule.n_children(len(linted), 10 ** 6)
-    return [runner.start(opts.mode, _settings(opts), opts.python, preload=preload) for _ in range(n)]
+    return runner.start_many(n, opts.mode, _settings(opts), opts.python, preload=preload)

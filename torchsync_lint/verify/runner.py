@@ -20,6 +20,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
+from torchsync_lint.verify import served
+
 PREFIX = "@@TSL "
 
 
@@ -110,7 +112,10 @@ def _exit_text(code: Optional[int]) -> str:
     return f"exit code {code}"
 
 
-def _kill(proc: subprocess.Popen) -> None:
+def _kill(proc) -> None:
+    if not isinstance(proc, subprocess.Popen):  # a fork server's child (``served.ServedProc``)
+        proc.kill()
+        return
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError, OSError):
@@ -129,9 +134,9 @@ class Started:
     calibrates its sleep while the parent still prepares the tasks; ``run_job(..., started=)`` then
     sends the job. ``close()`` ends one that no job came for."""
 
-    def __init__(self, proc: subprocess.Popen, err_file, mode: str, settings: dict) -> None:
+    def __init__(self, proc, err_file, mode: str, settings: dict, t_spawned: Optional[float] = None) -> None:
         self.proc, self.err_file, self.mode, self.settings = proc, err_file, mode, settings
-        self.t_spawned = time.monotonic()
+        self.t_spawned = time.monotonic() if t_spawned is None else t_spawned
 
     def close(self) -> None:
         _kill(self.proc)
@@ -168,18 +173,38 @@ def start(mode: str, settings: dict, python: Optional[str] = None, env: Optional
     return Started(proc, err_file, mode, settings)
 
 
+def start_many(n: int, mode: str, settings: dict, python: Optional[str] = None, env: Optional[dict] = None,
+               preload: Sequence[Tuple[str, str]] = ()) -> List[Started]:
+    """``n`` children started ahead of their jobs, each a process of its own (``start``), or, with
+    ``TORCHSYNC_VERIFY_FORKSERVER=1``, forked from one fork server that imports torch and
+    ``preload`` once (``served``)."""
+    if n <= 0:
+        return []
+    if served.wanted():
+        try:
+            return [Started(p, p.err_file, mode, settings, p.server.t_spawned)
+                    for p in served.start_children(n, mode, settings, python, env, preload)]
+        except OSError:
+            pass
+    return [start(mode, settings, python, env, preload) for _ in range(n)]
+
+
 END = {"end": True}  # the line that ends a streamed job's tasks
 POLL_S = 0.02  # how often a streamed job looks for new tasks while its child waits for them
 
 
 def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: Optional[str] = None,
             env: Optional[dict] = None, on_progress: Optional[Callable[[str], None]] = None,
-            started: Optional[Started] = None, feed: Optional["queue.Queue"] = None) -> JobResult:
+            started: Optional[Started] = None, feed: Optional["queue.Queue"] = None,
+            shared: bool = False) -> JobResult:
     """Run ``job`` (its ``tasks`` each with an ``id``) to the end, restarting the child as needed.
     ``started``: a child already started (``start``) for the job's mode and settings, used first.
     ``feed``: more tasks, as they become ready (the extraction of each file), ended by ``None``: the
     child starts on the first while the parent still prepares the rest (one line per task; no
-    timeout runs while the child waits for one)."""
+    timeout runs while the child waits for one). An item of the feed is a task or a list of tasks (a
+    file's). ``shared``: the feed is shared with other jobs' children: this one takes an item only
+    when its child is up and idle (the others take the rest: whichever child is free runs the next
+    file), and leaves the end (``None``) in the feed for them."""
     out = JobResult()
     remaining = [t["id"] for t in job["tasks"]]
     by_id = {t["id"]: t for t in job["tasks"]}
@@ -194,6 +219,7 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
         sub = dict(job, tasks=[by_id[i] for i in remaining])
         if not fed_all:
             sub["stream"] = True
+        ahead = started is not None  # it says "preloaded" once the packages are imported
         if started is not None:
             proc, err_file = started.proc, started.err_file
             out.times.setdefault("spawned", started.t_spawned)
@@ -223,25 +249,30 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
             close_stdin()
         out.times.setdefault("job_sent", time.monotonic())
         current: Optional[int] = None
-        got_result = poisoned = ready = False
+        got_result = poisoned = ready = preloaded = False
         deadline = time.monotonic() + startup_timeout + timeout
         finished = False
         try:
             while True:
-                if streaming:  # hand over what the feed has now
-                    while True:
-                        try:
-                            task = feed.get_nowait()
-                        except queue.Empty:
-                            break
-                        if task is None:
-                            fed_all, streaming = True, False
-                            send(END)
-                            close_stdin()
-                            break
+                idle = ready and (preloaded or not ahead) and current is None and not remaining
+                while streaming and (not shared or idle):
+                    try:  # hand over what the feed has now (shared: one item, once this child is idle)
+                        item = feed.get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is None:
+                        if shared:
+                            feed.put(None)  # the end, for the other children too
+                        fed_all, streaming = True, False
+                        send(END)
+                        close_stdin()
+                        break
+                    for task in (item if isinstance(item, list) else [item]):
                         by_id[task["id"]] = task
                         remaining.append(task["id"])
                         send(task)
+                    if shared:
+                        break
                 waiting = streaming and current is None and ready  # this child is up and waits for a task
                 if waiting:
                     deadline = time.monotonic() + timeout  # a child waiting for its next task is not late
@@ -263,7 +294,7 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
                         remaining = []
                         if not fed_all:  # the rest of the feed fails the same way
                             fed_all = True
-                            for task in _drain_feed(feed):
+                            for task in _drain_feed(feed, shared):
                                 out.results[task["id"]] = {"failure": reason}
                     break
                 if msg is None:  # the child's stdout closed: it exited
@@ -285,7 +316,7 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
                         remaining = []
                         if not fed_all:
                             fed_all = True
-                            for task in _drain_feed(feed):
+                            for task in _drain_feed(feed, shared):
                                 out.results.setdefault(task["id"], {"failure": out.fatal})
                     break
                 event = msg.get("event")
@@ -293,6 +324,8 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
                     # the child's own clock (CLOCK_MONOTONIC is one clock for every process here): the
                     # parent reads a started child's first lines only when the job is sent
                     out.times.setdefault(event, msg.get("t") or time.monotonic())
+                if event == "preloaded":
+                    preloaded = True
                 if event == "ready":
                     ready = True
                     out.hello = out.hello or msg
@@ -306,7 +339,7 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
                     remaining = []
                     if not fed_all:
                         fed_all = True
-                        for task in _drain_feed(feed):
+                        for task in _drain_feed(feed, shared):
                             out.results.setdefault(task["id"], {"failure": out.fatal})
                     finished = True
                 elif event == "begin":
@@ -337,7 +370,7 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
                     remaining = []
                     if not fed_all:
                         fed_all = True
-                        _drain_feed(feed)
+                        _drain_feed(feed, shared)
                     break
                 if finished:
                     break
@@ -348,17 +381,20 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
             for i in remaining:
                 out.results[i] = {"failure": "the child kept failing"}
             if not fed_all:
-                for task in _drain_feed(feed):
+                for task in _drain_feed(feed, shared):
                     out.results[task["id"]] = {"failure": "the child kept failing"}
             break
     return out
 
 
-def _drain_feed(feed: "queue.Queue") -> List[dict]:
-    """The feed's remaining tasks, to its end (the parent still putting them in)."""
+def _drain_feed(feed: "queue.Queue", shared: bool = False) -> List[dict]:
+    """The feed's remaining tasks, to its end (the parent still putting them in; a shared feed keeps
+    its end for the other children)."""
     out = []
     while True:
-        task = feed.get()
-        if task is None:
+        item = feed.get()
+        if item is None:
+            if shared:
+                feed.put(None)
             return out
-        out.append(task)
+        out.extend(item if isinstance(item, list) else [item])

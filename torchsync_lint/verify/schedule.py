@@ -1,11 +1,10 @@
-"""Snippet mode's schedule: how many children, which child runs which file, and the extraction
-feeding them file by file.
+"""Snippet mode's schedule: how many children, and the extraction feeding them file by file.
 
-The files are shared out before any is extracted (by their number of findings, known from the
-lint), so each child can start on its first file while the others are still being extracted: the
-extraction runs in worker processes (forked before any thread of ours starts), and each file's
-tasks go to its child's feed as soon as the file is done (``runner.run_job(feed=)``). A file's
-tasks stay together: its module is imported once, in one child.
+The extraction runs in worker processes (forked before any thread of ours starts), the largest
+files first; each file's tasks go into one feed as soon as the file is done, and whichever child is
+up and idle takes the next file (``runner.run_job(feed=, shared=True)``): a child that started
+sooner, or drew smaller files, takes more. A file's tasks stay together: its module is imported
+once, in one child.
 """
 
 from __future__ import annotations
@@ -38,33 +37,6 @@ def extraction_workers(n_files: int) -> int:
     if n_files < 4 or os.environ.get("TORCHSYNC_VERIFY_SERIAL"):
         return 1
     return max(1, min(n_files // 2, os.cpu_count() or 1, 16))
-
-
-def assign(sizes: Dict[str, int], n: int) -> Dict[str, int]:
-    """File -> child: the largest files first, each to the child with the fewest findings so far."""
-    load = [0] * max(n, 1)
-    out: Dict[str, int] = {}
-    for path in sorted(sizes, key=lambda p: (-sizes[p], p)):
-        i = min(range(len(load)), key=lambda b: (load[b], b))
-        out[path] = i
-        load[i] += sizes[path]
-    return out
-
-
-def interleaved(jobs: Sequence[FileJob], owner: Dict[str, int]) -> List[FileJob]:
-    """The extraction's order: each child's largest file first, then each child's second, ...: every
-    child gets its first tasks early."""
-    per: Dict[int, List[FileJob]] = {}
-    for job in sorted(jobs, key=lambda j: -len(j[1])):
-        per.setdefault(owner[job[0]], []).append(job)
-    out: List[FileJob] = []
-    rank = 0
-    while len(out) < len(jobs):
-        for i in sorted(per):
-            if rank < len(per[i]):
-                out.append(per[i][rank])
-        rank += 1
-    return out
 
 
 def extract_plain(job: FileJob) -> Dict[int, "snippet.Extracted"]:
