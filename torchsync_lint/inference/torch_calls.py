@@ -149,6 +149,11 @@ class TorchCalls:
                     arg_value = a.value
             if arg_value is not None:
                 dev = self.device_of(arg_value, scope)
+            enabled = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "enabled"), None)
+            if enabled is not None and not (isinstance(enabled, cst.Name) and enabled.value == "True"):
+                # `GradScaler(enabled=use_amp)`: AMP as an option, off unless asked for (a
+                # disabled scaler's step is the optimizer's: no sync); not known to check
+                return Value(GRAD_SCALER, device=CPU if dev == CPU else CUDA, maybe=True)
             return Value(GRAD_SCALER, device=CPU if dev == CPU else CUDA)
         if q == "torch.device" and call.args:
             d = self.device_of(call.args[0].value, scope)

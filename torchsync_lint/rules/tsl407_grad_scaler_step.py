@@ -64,7 +64,10 @@ class GradScalerStep(Rule):
 
     ## Known problems
     Only scalers inference can see being created (in the function, or as a `self.` attribute)
-    are recognised. CPU scalers (`GradScaler("cpu")`) are not reported. Other methods of the
+    are recognised. CPU scalers (`GradScaler("cpu")`) are not reported, nor are scalers
+    enabled by a condition (`GradScaler(enabled=use_amp)`): AMP as an option is off unless asked
+    for, and a disabled scaler's `step` is the optimizer's (flair's and speechbrain's trainers
+    measured so under their default settings); `enabled=True` is reported. Other methods of the
     scaler (`state_dict()`, which reads the scale with `.item()`) are reported only once the sync
     catalog has measured them to sync (`SCALER_CALLS`); `state_dict` is not measured yet.
 
@@ -89,5 +92,5 @@ class GradScalerStep(Rule):
         f = node.func
         if isinstance(f, cst.Attribute) and _reported(f.attr.value):
             v = self.ctx.value(f.value)
-            if v.kind == GRAD_SCALER and v.device != CPU:
+            if v.kind == GRAD_SCALER and v.device != CPU and not v.maybe:  # maybe: enabled by a condition
                 self.report(node, None if f.attr.value == "step" else MEASURED_MESSAGE.format(method=f.attr.value))
