@@ -320,7 +320,19 @@ class HostTensorToDevice(Rule):
         may be a numpy array is what the call is there for."""
         data = arg(call, 0, "data")
         v = self.ctx.value(data.value) if data is not None else None
-        return v is not None and v.kind == TENSOR and v.device != CPU and not v.arraylike
+        return v is not None and v.kind == TENSOR and v.device != CPU and not (
+            v.arraylike and self._annotated_param(data.value))
+
+    def _annotated_param(self, expr: cst.BaseExpression) -> bool:
+        """A parameter of this function with an annotation of its own (`obs: np.ndarray | Tensor`):
+        what the function says it converts. A value that is "array or tensor" only through its
+        callers (array-agnostic helpers passing `NdarrayOrTensor` on) is the callers' tensor."""
+        func = self.ctx.function
+        if func is None or not isinstance(expr, cst.Name):
+            return False
+        p = func.node.params
+        return any(q.name.value == expr.value and q.annotation is not None
+                   for q in list(p.posonly_params) + list(p.params) + list(p.kwonly_params))
 
     def _data_kind(self, call: cst.Call) -> Optional[str]:
         data = arg(call, 0)
