@@ -56,7 +56,8 @@ class ModuleToDevice(Rule):
     ## Known problems
     Reported only outside hot code (a training loop, what it calls every step) and outside
     `forward` / `__call__`: there the module is on the device after the first step, and the call
-    copies nothing. So it is shown with `--include-cold` only, labelled. A module built and moved
+    copies nothing. `self.to(d)` and `self.sub.to(d)` are reported in `__init__` only: in another
+    method (`encode`, `fit`) they run on every call, and copy only on the first. So it is shown with `--include-cold` only, labelled. A module built and moved
     in one expression in per-step code is TSL202's. A module whose parameters were made on the
     device already copies nothing and is reported all the same.
 
@@ -88,6 +89,10 @@ class ModuleToDevice(Rule):
             return  # moved already after the first call: nothing to copy (a hot one is dropped anyway)
         if func.attr.value == "to" and not names_a_gpu_device(self.ctx, node):
             return
+        if _on_self(func.value) and (self.ctx.function is None or self.ctx.function.name != "__init__"):
+            # `self.to(d)` / `self.sub.to(d)` in another method (an `encode`, a `train`) runs on
+            # every call: the module is on the device after the first (sentence-transformers)
+            return
         if self._is_module(func.value):
             self.report(node)
 
@@ -99,3 +104,10 @@ class ModuleToDevice(Rule):
             cls = self.ctx.function.cls if self.ctx.function is not None else None
             return cls is not None and self.ctx.evaluator.is_module_class(cls)
         return False
+
+
+def _on_self(expr: cst.BaseExpression) -> bool:
+    """``self`` or an attribute of it (``self.model``)."""
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return isinstance(expr, cst.Name) and expr.value == "self"
