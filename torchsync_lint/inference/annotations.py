@@ -113,6 +113,9 @@ class Annotations:
         if name in api.DATA_LOADERS:
             # pin_memory not known here (`assumed`: the batches it yields may be pinned)
             return Value(OBJECT, cls="torch.utils.data.DataLoader", assumed=True)
+        if name.startswith(api.DISTRIBUTION_PREFIX) and (last in api.VALIDATING_DISTRIBUTIONS or last == "Distribution"):
+            # `-> distributions.Normal`: declared, not seen built (`assumed`: validate_args unknown)
+            return Value(OBJECT, cls=api.DISTRIBUTION_PREFIX + last, assumed=True)
         if name.startswith("torch.") or last == "Tensor" or name in ("Tensor",):
             if last in TYPED_TENSORS:
                 return tensor(dtype=TYPED_TENSORS[last] if last != "Tensor" else None)

@@ -144,6 +144,9 @@ class FileIndex(cst.CSTVisitor):
         self._loop_stack: List[cst.CSTNode] = []
         self._loop_calls: List[List[str]] = []  # callee keys seen per open loop
         self.mentions_torch = False
+        # some call passes `validate_args=` something other than True/None (TSL404: a declared
+        # distribution may be built that way here)
+        self.validate_false = False
         self.augmented: Dict[int, cst.BinaryOperation] = {}  # id(AugAssign) -> its ``x + v``
         self._blocks: List[int] = []  # open statement blocks, innermost last
         self._attr_blocks: Dict[tuple, List[tuple]] = {}  # (method, attr) -> [(blocks, value)]
@@ -448,6 +451,11 @@ class FileIndex(cst.CSTVisitor):
             self._loop_calls[-1].extend(calls)
 
     def visit_Call(self, node: cst.Call) -> None:
+        if not self.validate_false:
+            for a in node.args:
+                if a.keyword is not None and a.keyword.value == "validate_args" and not (
+                        isinstance(a.value, cst.Name) and a.value.value in ("True", "None")):
+                    self.validate_false = True
         func = node.func
         if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and self._func_stack
                 and func.attr.value in ("append", "insert") and node.args and not node.args[-1].star):

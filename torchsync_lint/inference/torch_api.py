@@ -165,3 +165,21 @@ DATA_LOADERS = frozenset(("torch.utils.data.DataLoader", "torch.utils.data.datal
 # Iterables that yield their first argument's items (progress bars, builtins).
 PASS_THROUGH_ITERABLES = frozenset(("tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm",
                                     "builtins.iter", "builtins.reversed"))
+
+
+# Distribution classes of torch.distributions whose constructor or log_prob validates its
+# arguments when `validate_args` is on (its default). Independent only delegates to its base.
+# A value built from one (or declared as one, or as `Distribution`) is a distribution object:
+# its `log_prob` checks the sample (TSL404).
+VALIDATING_DISTRIBUTIONS = frozenset(
+    (
+        "Bernoulli Beta Binomial Categorical Cauchy Chi2 ContinuousBernoulli Dirichlet Exponential "
+        "FisherSnedecor Gamma GeneralizedPareto Geometric Gumbel HalfCauchy HalfNormal InverseGamma "
+        "Kumaraswamy LKJCholesky Laplace LogNormal LogisticNormal LowRankMultivariateNormal "
+        "MixtureSameFamily Multinomial MultivariateNormal NegativeBinomial Normal OneHotCategorical "
+        "OneHotCategoricalStraightThrough Pareto Poisson RelaxedBernoulli RelaxedOneHotCategorical "
+        "StudentT TransformedDistribution Uniform VonMises Weibull Wishart LogitRelaxedBernoulli "
+        "ExpRelaxedCategorical"
+    ).split()
+)
+DISTRIBUTION_PREFIX = "torch.distributions."

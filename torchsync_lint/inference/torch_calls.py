@@ -107,6 +107,11 @@ class TorchCalls:
                 return None
             # a class or function imported from another file: what that file's interface says
             return self._ref(("call", q) + self._call_flag(call, scope))
+        if q.startswith(api.DISTRIBUTION_PREFIX) and last in api.VALIDATING_DISTRIBUTIONS:
+            validate = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "validate_args"), None)
+            if validate is not None and not (isinstance(validate, cst.Name) and validate.value in ("True", "None")):
+                return None  # `validate_args=False` (or a variable): not known to check
+            return Value(OBJECT, cls=api.DISTRIBUTION_PREFIX + last)
         if q in api.HOST_DATA_FACTORIES:
             dev = self.device_arg(call, scope)
             dtype = self.dtype_arg(call) or TYPED_TENSORS.get(last)
@@ -150,7 +155,8 @@ class TorchCalls:
             if arg_value is not None:
                 dev = self.device_of(arg_value, scope)
             enabled = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "enabled"), None)
-            if enabled is not None and not (isinstance(enabled, cst.Name) and enabled.value == "True"):
+            if enabled is not None and not (isinstance(enabled, cst.Name) and (
+                    enabled.value == "True" or _default_true(enabled.value, scope))):
                 # `GradScaler(enabled=use_amp)`: AMP as an option, off unless asked for (a
                 # disabled scaler's step is the optimizer's: no sync); not known to check
                 return Value(GRAD_SCALER, device=CPU if dev == CPU else CUDA, maybe=True)
@@ -416,6 +422,19 @@ SHAPE_KEEPING = frozenset(
     "pin_memory argsort".split()
 )
 SIZED_FACTORIES = frozenset("zeros ones empty rand randn full".split())  # the size comes first
+
+
+def _default_true(name: str, scope: Scope) -> bool:
+    """``name`` is a parameter of the enclosing function whose default is ``True`` (on unless a
+    caller turns it off: ``def make_scaler(enabled=True)``)."""
+    func = scope.func if scope is not None else None
+    if func is None:
+        return False
+    p = func.node.params
+    for param in list(p.posonly_params) + list(p.params) + list(p.kwonly_params):
+        if param.name.value == name:
+            return isinstance(param.default, cst.Name) and param.default.value == "True"
+    return False
 
 
 def _flattens(name: str, call: cst.Call) -> bool:

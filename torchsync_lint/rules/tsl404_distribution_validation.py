@@ -4,27 +4,18 @@ from typing import List, Optional, Union
 
 import libcst as cst
 
+from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference.index import ClassInfo, FunctionInfo, any_base
 from torchsync_lint.inference.names import dotted
 from torchsync_lint.inference.switches import validation_off
-from torchsync_lint.inference.values import CPU, NUMBER, TENSOR
+from torchsync_lint.inference.values import CPU, NUMBER, OBJECT, TENSOR
 from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules import _fixes as fx
 from torchsync_lint.rules._common import arg, is_false
 
-# Distribution classes of torch.distributions whose constructor or log_prob validates its
-# arguments when `validate_args` is on (its default). Independent only delegates to its base.
-DISTRIBUTIONS = frozenset(
-    (
-        "Bernoulli Beta Binomial Categorical Cauchy Chi2 ContinuousBernoulli Dirichlet Exponential "
-        "FisherSnedecor Gamma GeneralizedPareto Geometric Gumbel HalfCauchy HalfNormal InverseGamma "
-        "Kumaraswamy LKJCholesky Laplace LogNormal LogisticNormal LowRankMultivariateNormal "
-        "MixtureSameFamily Multinomial MultivariateNormal NegativeBinomial Normal OneHotCategorical "
-        "OneHotCategoricalStraightThrough Pareto Poisson RelaxedBernoulli RelaxedOneHotCategorical "
-        "StudentT TransformedDistribution Uniform VonMises Weibull Wishart LogitRelaxedBernoulli "
-        "ExpRelaxedCategorical"
-    ).split()
-)
+# Distribution classes of torch.distributions whose constructor or log_prob validates (the list
+# lives with inference's facts: a value built from one is a distribution object there).
+DISTRIBUTIONS = api.VALIDATING_DISTRIBUTIONS
 # Their `arg_constraints` are empty: constructing one checks nothing (what they wrap was checked
 # when it was built); their `log_prob` still checks the sample (tests/test_torch_api_data.py
 # compares this set with torch's classes when torch is installed).
@@ -276,19 +267,26 @@ class DistributionValidation(Rule):
     # -- log_prob of a validating distribution -----------------------------------------------
     def _validating_receiver(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
         """``expr`` is a distribution that validates its samples: built here (or by a function
-        of this file that returns one) from a validating construction, or ``super()`` in a
-        subclass of a checking distribution."""
+        of this file that returns one) from a validating construction, ``super()`` in a
+        subclass of a checking distribution, or a value inference knows as one (returned by a
+        method of another file, declared `-> distributions.Normal`)."""
         if depth > 3:
             return False
-        if isinstance(expr, cst.Call):
-            if dotted(expr.func) == "super" and not expr.args:
-                func = self.ctx.function
-                return func is not None and func.cls is not None and self._concrete_base(func.cls)
-            return self._validating_call(expr, depth)
+        if isinstance(expr, cst.Call) and dotted(expr.func) == "super" and not expr.args:
+            func = self.ctx.function
+            return func is not None and func.cls is not None and self._concrete_base(func.cls)
+        if isinstance(expr, cst.Call) and self._validating_call(expr, depth):
+            return True
         if isinstance(expr, cst.Name):
             func = self.ctx.function
             values = _bound(func, expr.value) if func is not None else []
-            return bool(values) and all(self._validating_receiver(v, depth + 1) for v in values)
+            if values and all(self._validating_receiver(v, depth + 1) for v in values):
+                return True
+        if depth == 0:
+            v = self.ctx.value(expr)
+            # a declared one (`-> Distribution`) only where this file never turns validation off
+            # by hand: there `validate_args=False` may be how the declared ones are built
+            return _distribution_object(v) and not (v.assumed and self.ctx.index.validate_false)
         return False
 
     def _validating_call(self, call: cst.Call, depth: int) -> bool:
@@ -349,6 +347,16 @@ class DistributionValidation(Rule):
             got = validation_off(self.ctx.evaluator, self.ctx.index)
             self._off = got
         return got
+
+
+def _distribution_object(v) -> bool:
+    """A value inference knows as a validating distribution: built by a torch class without
+    `validate_args=False`, or declared as one (`-> distributions.Normal`, `-> Distribution`), in
+    this file or returned by another file's function."""
+    if v.kind != OBJECT or not (v.cls or "").startswith(api.DISTRIBUTION_PREFIX):
+        return False
+    last = v.cls.rsplit(".", 1)[1]
+    return last in DISTRIBUTIONS or last == "Distribution"
 
 
 def _on_self(expr: cst.BaseExpression) -> bool:
