@@ -63,7 +63,9 @@ class DistributionValidation(Rule):
     `validate_args=False` or its `__init__` hands `validate_args=False` to the base class;
     `self._validate_sample(value)` in a subclass is flagged, as is `super().log_prob(value)`.
     `log_prob` / `cdf` of a distribution built with validation on (in the same function, or
-    returned by a function of the file, also wrapped in `Independent`) is flagged as well.
+    returned by a function of the file, also wrapped in `Independent`) is flagged as well, as is
+    one that inference knows as a distribution: returned by a function of another file or by an
+    override, or declared `-> distributions.Normal` / `-> Distribution`.
 
     ## Why is this bad?
     Argument validation is on by default (it follows `__debug__`). The constructor checks every
@@ -112,7 +114,10 @@ class DistributionValidation(Rule):
     `TransformedDistribution` or `MixtureSameFamily` checks nothing (they declare no argument
     constraints) and is not reported; their `log_prob` checks the sample and is. A distribution
     built only from Python numbers or CPU tensors (`Normal(0, 1)`) validates on the host and is
-    not reported; its `log_prob` of a GPU tensor is (the sample is checked with a sync).
+    not reported; its `log_prob` of a GPU tensor is (the sample is checked with a sync). A
+    distribution known only by its declared type (`-> Distribution`) is taken to validate unless
+    the file at hand passes `validate_args=False` somewhere; one built with it in another file
+    and declared so is reported all the same.
 
     ## Verify
     Measured on an H200 (torch 2.11): constructing `Normal`, `Categorical`, `Bernoulli`,
