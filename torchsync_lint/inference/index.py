@@ -6,7 +6,6 @@ Cheap facts only; values are computed lazily by ``evaluate.Evaluator`` from what
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
@@ -14,6 +13,7 @@ import libcst as cst
 from torchsync_lint import catalog
 from torchsync_lint.inference import torch_facts
 from torchsync_lint.inference.labels import COLD_METHODS, STEP_HOOKS, names_function  # noqa: F401  (re-exported)
+from torchsync_lint.inference.defs import CallSite, ClassInfo, FunctionInfo, any_base  # noqa: F401  (re-exported)
 from torchsync_lint.inference.names import BUILTIN_NAMES, Aliases, dotted
 
 # calls that wrap an iterable and yield its items (with a counter, a progress bar)
@@ -30,91 +30,6 @@ def augmented_value(node: cst.AugAssign) -> cst.BinaryOperation:
     """``x += v`` binds ``x`` to ``x + v``: ``loss_sum = 0.0; loss_sum += loss`` holds a tensor."""
     op = getattr(cst, type(node.operator).__name__[: -len("Assign")])()
     return cst.BinaryOperation(left=node.target, operator=op, right=node.value)
-
-
-@dataclass(eq=False)
-class ClassInfo:
-    name: str
-    key: str
-    node: cst.ClassDef
-    bases: List[str]  # qualified or dotted names
-    methods: Dict[str, "FunctionInfo"] = field(default_factory=dict)
-    # self.<attr> = <expr> assignments, in the method that made them
-    attrs: Dict[str, List[Tuple["FunctionInfo", cst.BaseExpression]]] = field(default_factory=dict)
-    buffers: Set[str] = field(default_factory=set)  # register_buffer / register_parameter names
-    is_module: bool = False
-    # name = <expr> in the class body: what ``self.name`` reads until a method assigns it
-    class_attrs: Dict[str, cst.BaseExpression] = field(default_factory=dict)
-    class_fields: Dict[str, cst.BaseExpression] = field(default_factory=dict)  # name: annotation
-    # id() of assigned values that a later assignment in the same method always overwrites
-    # (same block or an enclosing one): other methods never see them
-    overwritten: Set[int] = field(default_factory=set)
-
-
-@dataclass(eq=False)
-class FunctionInfo:
-    name: str
-    key: str
-    node: cst.FunctionDef
-    cls: Optional[ClassInfo]
-    parent: Optional["FunctionInfo"]
-    # Ordered statements that bind names: ("assign", targets, value) / ("for", target, iter) /
-    # ("with", target, expr) / ("import", name, None)
-    bindings: List[tuple] = field(default_factory=list)
-    bound: Optional[frozenset] = None  # the names ``bindings`` bind (call_sites.bound_names)
-    returns: List[cst.BaseExpression] = field(default_factory=list)
-    calls: Set[str] = field(default_factory=set)  # callee keys (resolved where possible)
-    hot_calls: Set[str] = field(default_factory=set)  # callees called inside a hot loop
-    hot_loops: Set[int] = field(default_factory=set)  # id() of loops that contain a training step
-    looped_calls: Set[str] = field(default_factory=set)  # callees called inside any loop
-    # names of methods called on any receiver (``x.set_timesteps(...)``), outside every loop / in one
-    method_names: Set[str] = field(default_factory=set)
-    looped_method_names: Set[str] = field(default_factory=set)
-    # (callee key, method name, ids of the loops around the call) for every call; kept only for
-    # functions that hold a training loop (hotness.summarise tells set-up from per-epoch calls)
-    call_loops: List[tuple] = field(default_factory=list)
-    # name.append(v) / name.insert(i, v) on a local name: what a list built empty comes to hold
-    appends: Dict[str, List[cst.BaseExpression]] = field(default_factory=dict)
-    # name["key"] = v on a local name (a str key: a dict, never a tensor): what its values hold
-    keyed: Dict[str, List[cst.BaseExpression]] = field(default_factory=dict)
-    # names the body uses as only a tensor can be used: a tensor-only method or attribute
-    # (``x.new_ones(...)``, ``x.masked_fill``), or indexed by a comparison of itself (``s[s > 0]``)
-    tensor_uses: Set[str] = field(default_factory=set)
-    # names the body lists as the data of a new tensor (``x.new_tensor([lo, hi])``): Python numbers
-    number_uses: Set[str] = field(default_factory=set)
-    # names the body tests with isinstance(): of several types, so no use is evidence of one
-    type_tested: Set[str] = field(default_factory=set)
-    # names the body copies to a device (``x.to(d)``, ``x["k"].cuda()``), and the targets of
-    # comprehensions over a name (``{k: v.to(d) for k, v in batch.items()}``: v -> batch)
-    moved: Set[str] = field(default_factory=set)
-    comp_sources: Dict[str, str] = field(default_factory=dict)
-
-    @property
-    def is_method(self) -> bool:
-        return self.cls is not None and self.parent is None
-
-
-def any_base(cls: "ClassInfo", index: "FileIndex", project, local_test, foreign_test, depth: int = 0) -> bool:
-    """Does some base of ``cls`` pass: a class of this file by ``local_test(ClassInfo)`` (its own
-    bases walked in turn), one of another file by ``foreign_test(project_class_key)``."""
-    for b in cls.bases:
-        local = index.classes.get(b.split(".")[-1])
-        if local is not None and local is not cls:
-            if local_test(local) or (depth < 16 and any_base(local, index, project, local_test, foreign_test,
-                                                             depth + 1)):
-                return True
-        elif local is None and project is not None:
-            key = project.class_key(b)
-            if key is not None and foreign_test(key):
-                return True
-    return False
-
-
-@dataclass
-class CallSite:
-    caller: Optional[FunctionInfo]
-    call: cst.Call
-    offset: int  # positional arguments to skip (1 for self.method(...) calls seen as method)
 
 
 class FileIndex(cst.CSTVisitor):
