@@ -92,3 +92,13 @@ class CallSite:
     caller: Optional[FunctionInfo]
     call: cst.Call
     offset: int  # positional arguments to skip (1 for self.method(...) calls seen as method)
+
+
+def node_params(node: cst.FunctionDef) -> list:
+    """Every parameter of a def, the ``*args`` and ``**kwargs`` ones too."""
+    p = node.params
+    out = list(p.posonly_params) + list(p.params) + list(p.kwonly_params)
+    for star in (p.star_arg, p.star_kwarg):
+        if isinstance(star, cst.Param):
+            out.append(star)
+    return out

@@ -13,7 +13,7 @@ import libcst as cst
 from torchsync_lint import catalog
 from torchsync_lint.inference import torch_facts
 from torchsync_lint.inference.labels import COLD_METHODS, STEP_HOOKS, names_function  # noqa: F401  (re-exported)
-from torchsync_lint.inference.defs import CallSite, ClassInfo, FunctionInfo, any_base  # noqa: F401  (re-exported)
+from torchsync_lint.inference.defs import CallSite, ClassInfo, FunctionInfo, any_base, node_params  # noqa: F401
 from torchsync_lint.inference.names import BUILTIN_NAMES, Aliases, dotted
 
 # calls that wrap an iterable and yield its items (with a counter, a progress bar)
@@ -152,8 +152,8 @@ class FileIndex(cst.CSTVisitor):
         elif parent is None:
             self.module_functions[name] = info
             self.aliases.shadowed.add(name)
-        if self._nested_defs:
-            self._nested_defs[-1].add(name)
+        if parent is not None:
+            self._nested_defs[-1].add(name)  # a def in a function binds its name there (not a method)
         self._builtin_uses.append([])
         self._nested_defs.append(set())
         self._func_stack.append(info)
@@ -517,16 +517,6 @@ def _TENSOR_ONLY() -> frozenset:
     """Methods only a tensor has and that were measured not to sync: a use of one is evidence that
     the receiver is a tensor (a syncing one would be the only evidence for its own finding)."""
     return frozenset(m for m in torch_facts.tensor_only_methods() if catalog.syncs("torch.Tensor." + m) is False)
-
-
-def node_params(node: cst.FunctionDef) -> list:
-    """Every parameter of a def, the ``*args`` and ``**kwargs`` ones too."""
-    p = node.params
-    out = list(p.posonly_params) + list(p.params) + list(p.kwonly_params)
-    for star in (p.star_arg, p.star_kwarg):
-        if isinstance(star, cst.Param):
-            out.append(star)
-    return out
 
 
 def target_names(target: cst.BaseExpression) -> frozenset:

@@ -15,6 +15,7 @@ import libcst as cst
 from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference import torch_facts
 from torchsync_lint.inference import training_utils
+from torchsync_lint.inference.defs import node_params
 from torchsync_lint.inference.names import dotted
 from torchsync_lint.inference.roots import EXTERNAL_ROOTS  # noqa: F401  (re-exported)
 from torchsync_lint.inference.values import (
@@ -430,8 +431,7 @@ def _default_true(name: str, scope: Scope) -> bool:
     func = scope.func if scope is not None else None
     if func is None:
         return False
-    p = func.node.params
-    for param in list(p.posonly_params) + list(p.params) + list(p.kwonly_params):
+    for param in node_params(func.node):
         if param.name.value == name:
             return isinstance(param.default, cst.Name) and param.default.value == "True"
     return False
