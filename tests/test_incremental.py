@@ -111,7 +111,15 @@ def test_recorded_entries_and_their_digests():
     assert p.end() == deps
     p.begin()
     p.param("a.f", "x", 0)
-    assert ("k", "a.f") in p.end()
+    assert p.end() == {("kp", "a.f", "x", 0)}  # the answer, not the call sites it joins
+    # another caller that passes the same: the check that asked is the same; one that passes
+    # something else: it is not
+    asked = p.record({("kp", "a.f", "x", 0)})
+    c = {"module": "c", "functions": {}, "classes": {}, "values": {}, "aliases": {"f": "a.f"},
+         "calls": [["a.f", [{"kind": "tensor"}], {}]]}
+    assert TrackedProject({"a": a, "b": b, "c": c}).matches(asked)
+    other = dict(c, calls=[["a.f", [{"k": "number"}], {}]])
+    assert not TrackedProject({"a": a, "c": other}).matches(asked)
     recorded = p.record(deps)
     changed = dict(a, functions={"a.f": {"returns": {"kind": "number"}}})
     assert TrackedProject({"a": a, "b": b}).matches(recorded)

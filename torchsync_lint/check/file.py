@@ -43,7 +43,7 @@ def _index(module: cst.Module, path: str, module_name: Optional[str]) -> FileInd
 
 @gc_pause.per_file
 def check_source(source: str, path: str, options: Options, module_name: Optional[str] = None,
-                 project=None, want_interface: bool = False, ordered: bool = False) -> FileReport:
+                 project=None, want_interface: bool = False, ordered: bool = False, trees=None) -> FileReport:
     """Parse and check one file's text. Never raises for bad input: errors come back in the report.
 
     Without ``project`` the file is checked on its own and its interface is extracted (what it
@@ -52,6 +52,9 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
     the interface is extracted again with what the project told). ``ordered``: the project
     holds only the files checked before this one (import order): the rules use it and record
     what each reference resolved to; the interface is extracted as without a project.
+    ``trees``: where a run keeps parsed modules between its checks of a file (``run.kept``):
+    ``trees.take(path, source)`` gives the tree of that very text or None, ``trees.offer(path,
+    source, module, report)`` is told of each tree parsed here (LibCST trees are immutable).
     """
     report = FileReport(path)
     report.error = pre_parse_error(source, path)
@@ -64,7 +67,7 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
             interface_only(source, path, module_name, report, guarded=True)
         return report
     try:
-        module = cst.parse_module(source)
+        module = _parse(source, path, trees)
     except cst.ParserSyntaxError as exc:
         # Only on failure: a second parse by CPython for a message that names the real line.
         report.error = python_syntax_error(source, path) or FileError(
@@ -97,6 +100,8 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
         report.open_params = set(evaluator.open_params) | own.open_params
     if project is None or want_interface:
         report.interface = extract_interface(index, evaluator, report.summary)
+    if trees is not None:
+        trees.offer(path, source, module, report)
     if not ctx.findings:
         index.release()
         return report
@@ -121,6 +126,27 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
         report.frequency.append(raw.frequency)
     ctx.findings.clear()  # each holds its rule, which holds ctx: a cycle holding the tree (gc_pause)
     return report
+
+
+def _parse(source: str, path: str, trees) -> cst.Module:
+    module = trees.take(path, source) if trees is not None else None
+    return module if module is not None else cst.parse_module(source)
+
+
+@gc_pause.per_file
+def project_interface(source: str, path: str, options: Options, project, trees=None) -> Optional[dict]:
+    """The interface ``check_source(..., project=project, want_interface=True)`` extracts, without
+    the rule walk: for a file whose findings the project pass knows are unchanged
+    (``run.second_pass``). None where the file cannot be parsed."""
+    try:
+        module = _parse(source, path, trees)
+    except Exception:
+        return None
+    index = _index(module, path, None)
+    evaluator = Evaluator(index, frozenset(options.hot_functions), project=project)
+    interface = extract_interface(index, evaluator, summarise(index))
+    index.release()
+    return interface
 
 
 @gc_pause.per_file
@@ -171,7 +197,7 @@ def deep_stack(fn, *args):
 
 
 def check_data(data: bytes, path: str, options: Options, project=None, want_interface: bool = False,
-                ordered: bool = False) -> FileReport:
+                ordered: bool = False, trees=None) -> FileReport:
     try:
         source = decode(data, path)
     except ValueError as exc:
@@ -181,11 +207,12 @@ def check_data(data: bytes, path: str, options: Options, project=None, want_inte
     try:
         try:
             report = check_source(source, path, options, project=project, want_interface=want_interface,
-                                  ordered=ordered)
+                                  ordered=ordered, trees=trees)
         except RecursionError:
             # valid code can nest deeper than the default stack allows (a chain of 400 functions
             # each returning the next): once more on a thread with a deep stack
-            report = deep_stack(check_source, source, path, options, None, project, want_interface, ordered)
+            report = deep_stack(check_source, source, path, options, None, project, want_interface, ordered,
+                                trees)
         if report.summary is None and report.error is None:
             # the prefilter skipped it unparsed: still report a broken file (cheap C parser)
             report.error = python_syntax_error(source, path)

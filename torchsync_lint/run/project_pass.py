@@ -23,6 +23,8 @@ from torchsync_lint.check.report import FileReport, Options
 from torchsync_lint.check.source import module_name_for
 from torchsync_lint.run import import_order, workers
 from torchsync_lint.run.cached_check import cached_report, check_file
+from torchsync_lint.run.kept import Kept
+from torchsync_lint.run.second_pass import reuse
 from torchsync_lint.inference.project import Project
 from torchsync_lint.run.tracked_project import TrackedProject, Waves
 from torchsync_lint.inference.values import (
@@ -60,21 +62,22 @@ def project_digest(interfaces: Dict[str, dict]) -> str:
 
 
 def _recheck(path: str, options: Options, want_interface: bool = False, cache_dir: Optional[str] = None,
-             ordered: bool = False) -> FileReport:
+             ordered: bool = False, kept: Optional[Kept] = None) -> FileReport:
     project, digest = _WORKER_PROJECT
-    return check_file(path, options, cache_dir, project, want_interface, digest, ordered)
+    return check_file(path, options, cache_dir, project, want_interface, digest, ordered, kept)
 
 
-def _ordered_check(path: str, options: Options, cache_dir: Optional[str]) -> FileReport:
-    return _recheck(path, options, False, cache_dir, True)
+def _ordered_check(path: str, options: Options, cache_dir: Optional[str], kept: Optional[Kept] = None) -> FileReport:
+    return _recheck(path, options, False, cache_dir, True, kept)
 
 
 def first_pass(files: List[str], options: Options, jobs: int, cache_dir: Optional[str] = None,
-               waves: Optional[Waves] = None) -> List[FileReport]:
+               waves: Optional[Waves] = None, kept: Optional[Kept] = None) -> List[FileReport]:
     """Check every file once, in import order (``import_order``): a file is checked with the
     interfaces of the files of earlier waves at hand, so most references to other files resolve
     now; what each resolved to is recorded for ``project_pass``. The first wave (and a run of
-    unrelated files) is checked without a project."""
+    unrelated files) is checked without a project. ``kept``: trees and what each check read,
+    kept for the project pass (``run.kept``; checks made in this process only)."""
     modules, sources, packages = [], [], []
     for path in files:
         module, is_package = module_name_for(path)
@@ -91,7 +94,7 @@ def first_pass(files: List[str], options: Options, jobs: int, cache_dir: Optiona
     waves = waves if waves is not None else Waves()  # what the waves' growing projects share
     for wave in import_order.order(modules, sources, packages):
         paths = [files[i] for i in wave]
-        got = _map_wave(paths, options, jobs, cache_dir, interfaces, "", waves=waves)
+        got = _map_wave(paths, options, jobs, cache_dir, interfaces, "", waves=waves, kept=kept)
         added: Dict[str, dict] = {}
         for i, r in zip(wave, got):
             reports[i] = r
@@ -103,7 +106,7 @@ def first_pass(files: List[str], options: Options, jobs: int, cache_dir: Optiona
 
 def _map_wave(paths: List[str], options: Options, jobs: int, cache_dir: Optional[str],
               interfaces: Dict[str, dict], digest: str, project: Optional[TrackedProject] = None,
-              waves: Optional[Waves] = None) -> List[FileReport]:
+              waves: Optional[Waves] = None, kept: Optional[Kept] = None) -> List[FileReport]:
     if interfaces and project is None:
         project = TrackedProject(interfaces, waves)  # the cache's questions and the checks' answers
     if cache_dir is not None and jobs > 1:
@@ -112,7 +115,7 @@ def _map_wave(paths: List[str], options: Options, jobs: int, cache_dir: Optional
         hits = [cached_report(p, options, cache_dir, "", False, ordered, project) for p in paths]
         misses = [p for p, h in zip(paths, hits) if h is None]
         if len(misses) < len(paths):
-            done = iter(_map_wave(misses, options, jobs, cache_dir, interfaces, digest, project, waves)
+            done = iter(_map_wave(misses, options, jobs, cache_dir, interfaces, digest, project, waves, kept)
                         if misses else ())
             return [h if h is not None else next(done) for h in hits]
     n = len(paths)
@@ -120,20 +123,22 @@ def _map_wave(paths: List[str], options: Options, jobs: int, cache_dir: Optional
         if jobs > 1 and n >= 16:
             return workers.pool_map(jobs, check_file, paths, [options] * n, [cache_dir] * n, chunksize=8,
                                     on_crash=crashed)
-        return [check_file(p, options, cache_dir) for p in paths]
+        return [check_file(p, options, cache_dir, kept=kept) for p in paths]
     if jobs > 1 and n >= 16:
         # a pool per wave: workers start with the interfaces so far (forked, not copied, on Linux)
         return workers.pool_map(jobs, _ordered_check, paths, [options] * n, [cache_dir] * n, chunksize=4,
                                 initializer=_init_worker, initargs=(interfaces, digest), on_crash=crashed)
     _init_worker(interfaces, digest, project)
-    return [_ordered_check(p, options, cache_dir) for p in paths]
+    return [_ordered_check(p, options, cache_dir, kept) for p in paths]
 
 
 def _run_again(reports: List[FileReport], todo: List[int], interfaces: Dict[str, dict], options: Options,
                jobs: int, want_interface: bool, cache_dir: Optional[str],
-               touched: Optional[Set[str]] = None, waves: Optional[Waves] = None) -> List[FileReport]:
+               touched: Optional[Set[str]] = None, waves: Optional[Waves] = None,
+               kept: Optional[Kept] = None) -> List[FileReport]:
     paths = [reports[i].path for i in todo]
-    again = _recheck_all(paths, interfaces, "", options, jobs, want_interface, cache_dir, waves)
+    again = _recheck_all(paths, interfaces, "", options, jobs, want_interface, cache_dir, waves, kept,
+                         [reports[i] for i in todo])
     if touched is not None:
         touched.update(r.cache_key for r in again if r.cache_key is not None)
     out = list(reports)
@@ -147,7 +152,8 @@ def _run_again(reports: List[FileReport], todo: List[int], interfaces: Dict[str,
 
 
 def _recheck_all(paths: List[str], interfaces: Dict[str, dict], digest: str, options: Options, jobs: int,
-                 want_interface: bool, cache_dir: Optional[str], waves: Optional[Waves] = None) -> List[FileReport]:
+                 want_interface: bool, cache_dir: Optional[str], waves: Optional[Waves] = None,
+                 kept: Optional[Kept] = None, old: Optional[List[FileReport]] = None) -> List[FileReport]:
     project = TrackedProject(interfaces, waves)
     if cache_dir is not None and jobs > 1:
         # cache hits here: no worker pool to start for files the cache answers (a warm run)
@@ -157,31 +163,42 @@ def _recheck_all(paths: List[str], interfaces: Dict[str, dict], digest: str, opt
             done = iter(_recheck_some(misses, interfaces, digest, options, jobs, want_interface, cache_dir, project)
                         if misses else ())
             return [h if h is not None else next(done) for h in hits]
-    return _recheck_some(paths, interfaces, digest, options, jobs, want_interface, cache_dir, project)
+    return _recheck_some(paths, interfaces, digest, options, jobs, want_interface, cache_dir, project, kept, old)
 
 
 def _recheck_some(paths: List[str], interfaces: Dict[str, dict], digest: str, options: Options, jobs: int,
                   want_interface: bool, cache_dir: Optional[str],
-                  project: Optional[TrackedProject] = None) -> List[FileReport]:
+                  project: Optional[TrackedProject] = None, kept: Optional[Kept] = None,
+                  old: Optional[List[FileReport]] = None) -> List[FileReport]:
     n = len(paths)
     if jobs > 1 and n >= 16:
         return workers.pool_map(jobs, _recheck, paths, [options] * n, [want_interface] * n, [cache_dir] * n,
                                 chunksize=4, initializer=_init_worker, initargs=(interfaces, digest),
                                 on_crash=crashed)
     _init_worker(interfaces, digest, project)
-    return [_recheck(p, options, want_interface, cache_dir) for p in paths]
+    if project is None or kept is None or old is None or not want_interface:
+        return [_recheck(p, options, want_interface, cache_dir, kept=kept) for p in paths]
+    out = []
+    for p, was in zip(paths, old):
+        # the cache first (a warm run), then the first check's findings where no answer changed
+        got = cached_report(p, options, cache_dir, "", True, False, project) if cache_dir is not None else None
+        if got is None:
+            got = reuse(p, was, project, options, kept, cache_dir)
+        out.append(got if got is not None else _recheck(p, options, True, cache_dir, kept=kept))
+    return out
 
 
 def project_pass(reports: List[FileReport], options: Options, jobs: int,
                  cache_dir: Optional[str] = None, touched: Optional[Set[str]] = None,
-                 waves: Optional[Waves] = None) -> List[FileReport]:
+                 waves: Optional[Waves] = None, kept: Optional[Kept] = None) -> List[FileReport]:
     """Check again, with every file's interface at hand, the files whose answers depend on others.
 
     First the files whose functions take parameters only other files pass: their interfaces are
     extracted again with those values (``helper(x)`` returns a tensor when callers pass tensors).
     Then every file that met a reference the project can answer. ``touched`` collects the cache
     keys of every report read or checked here (what the next run reads: ``cache_prune``);
-    ``waves``: what ``first_pass``'s projects placed, reused where it still holds.
+    ``waves``: what ``first_pass``'s projects placed, reused where it still holds; ``kept``: what
+    ``first_pass`` kept (trees, what each check read: ``second_pass``).
     """
     if touched is not None:
         touched.update(r.cache_key for r in reports if r.cache_key is not None)
@@ -194,7 +211,7 @@ def project_pass(reports: List[FileReport], options: Options, jobs: int,
     feeds = lambda key: project.passes_informative(key, lambda v: _informative(v, project))  # noqa: E731
     callee = [i for i in usable if any(feeds(k) for k in reports[i].open_params)]
     if callee:
-        reports = _run_again(reports, callee, interfaces, options, jobs, True, cache_dir, touched, waves)
+        reports = _run_again(reports, callee, interfaces, options, jobs, True, cache_dir, touched, waves, kept)
         for i in callee:
             if reports[i].interface is not None:
                 interfaces[reports[i].interface["module"]] = reports[i].interface
@@ -202,7 +219,7 @@ def project_pass(reports: List[FileReport], options: Options, jobs: int,
     todo = [i for i in usable if _answers_changed(reports[i], project)]
     if not todo:
         return reports
-    return _run_again(reports, todo, interfaces, options, jobs, False, cache_dir, touched, waves)
+    return _run_again(reports, todo, interfaces, options, jobs, False, cache_dir, touched, waves, kept)
 
 
 def _answers_changed(report: FileReport, project: Project) -> bool:

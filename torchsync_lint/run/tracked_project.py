@@ -6,8 +6,10 @@ A dependency is one entry a check looked up, found or not:
 - ``("f", key)``: a function's data (what it returns), ``("c", key)``: a class's data (bases,
   methods, attributes);
 - ``("m", module)``: a module's import table and module-level values (what name lookups read);
-- ``("k", key)``: the call sites other files have into a function (the caller-to-parameter table
-  ``Project.param`` joins);
+- ``("k", key)``: the call sites other files have into a function (``passes_informative``);
+  ``("kp", key, name, pos)``: the join of what they pass one parameter (``Project.param``, its
+  answer, not the call sites: callers that pass the same leave a check as it was);
+  ``("kh", key)``: whether a file that is not a test calls it (``has_callers``);
 - ``("l",)``: the list of modules (``Project.modules``);
 - ``("g", flag)``: a project-wide flag (``FLAGS``: some file moves the default device, turns
   distribution validation off).
@@ -30,7 +32,7 @@ import json
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
 from torchsync_lint.inference.project import Project
-from torchsync_lint.inference.values import Value
+from torchsync_lint.inference.values import Value, to_data
 
 Dep = Tuple[str, ...]
 _UNSHARED = object()  # a lookup ``calls_from`` does not share across projects
@@ -177,12 +179,24 @@ class TrackedProject(Project):
                           lambda: Project.object_informative(self, cls_key, informative))
 
     def param(self, func_key: str, name: str, pos: Optional[int]) -> Value:
+        # the answer is the entry (``("kp", ...)``), not the call sites it joins: a check is the same
+        # where other files' calls changed but pass this parameter the same (callers added later)
+        self._note(("kp", func_key, name, pos))
         k = (func_key, name, pos)
-        self._note(("k", func_key))
-        return self._memo(("p",) + k, lambda: k in self._params, lambda: Project.param(self, func_key, name, pos))
+        return self._sunk(lambda: self._memo(("p",) + k, lambda: k in self._params,
+                                             lambda: Project.param(self, func_key, name, pos)))
+
+    def _sunk(self, compute: Callable[[], object]):
+        """``compute()`` with what it reads recorded (the memoised answers inside it keep their
+        entries) but kept out of the check's entries: the check records the answer itself."""
+        self.begin()
+        try:
+            return compute()
+        finally:
+            self.end()
 
     def has_callers(self, key: str) -> bool:
-        self._note(("k", key))
+        self._note(("kh", key))
         return super().has_callers(key)
 
     def passes_informative(self, key: str, informative: Callable[[Value], bool]) -> bool:
@@ -242,30 +256,37 @@ class TrackedProject(Project):
         got = self._digests.get(dep)
         if got is not None:
             return got
+        got = self._digests[dep] = _digest(self.data(dep))
+        return got
+
+    def data(self, dep: Dep) -> object:
+        """What an entry is in this project, as data (``digest`` hashes it): equal data in two
+        projects, equal answers to a check that read it."""
+        if dep[0] == "kp":
+            return to_data(self._sunk(lambda: TrackedProject.param(self, dep[1], dep[2], dep[3])))
         self._quiet += 1
         try:
             kind = dep[0]
             if kind == "f":
                 entry = dict.get(self._functions, dep[1])
-                data: object = entry[1] if entry is not None else None
-            elif kind == "c":
+                return entry[1] if entry is not None else None
+            if kind == "c":
                 entry = dict.get(self._classes, dep[1])
-                data = entry[1] if entry is not None else None
-            elif kind == "m":
+                return entry[1] if entry is not None else None
+            if kind == "m":
                 iface = self._ifaces.get(dep[1])
-                data = None if iface is None else [iface.get("values", {}), iface.get("aliases", {})]
-            elif kind == "k":
-                data = self._call_index().get(dep[1])
-            elif kind == "l":
-                data = sorted(m for m, i in self._ifaces.items() if i is not None)
-            elif kind == "g":
-                data = bool(self._flags.get(dep[1]))
-            else:
-                data = ["unknown dependency", list(dep)]
+                return None if iface is None else [iface.get("values", {}), iface.get("aliases", {})]
+            if kind == "k":
+                return self._call_index().get(dep[1])
+            if kind == "kh":
+                return Project.has_callers(self, dep[1])
+            if kind == "l":
+                return sorted(m for m, i in self._ifaces.items() if i is not None)
+            if kind == "g":
+                return bool(self._flags.get(dep[1]))
+            return ["unknown dependency", list(dep)]
         finally:
             self._quiet -= 1
-        got = self._digests[dep] = _digest(data)
-        return got
 
     def matches(self, deps: List[list]) -> bool:
         """Every recorded entry is the same in this project."""

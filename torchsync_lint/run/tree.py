@@ -16,6 +16,7 @@ from torchsync_lint.inference.callgraph import CallGraph
 from torchsync_lint.run.files import iter_python_files, special
 from torchsync_lint.run import cache_prune, project_index
 from torchsync_lint.run.interfaces import store_interfaces
+from torchsync_lint.run.kept import Kept
 from torchsync_lint.run.project_pass import first_pass, project_pass
 from torchsync_lint.run.tracked_project import Waves
 
@@ -60,9 +61,11 @@ def lint_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None,
         reports, index = stored
     else:
         waves = Waves()  # what the projects of this run place, shared (``tracked_project``)
-        reports = first_pass(files, options, jobs, cache_dir, waves)
+        kept = Kept()  # trees and what each check read, for the project pass (``run.kept``)
+        reports = first_pass(files, options, jobs, cache_dir, waves, kept)
         touched: Set[str] = set()
-        reports = project_pass(reports, options, jobs, cache_dir, touched, waves)
+        reports = project_pass(reports, options, jobs, cache_dir, touched, waves, kept)
+        kept.drop_trees()
     result.files_checked = len(files)
     if stored is not None:  # the hot paths of the run that stored them (the same files, unchanged)
         graph = CallGraph.from_hot(index.hot, index.once)

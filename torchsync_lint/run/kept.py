@@ -1,0 +1,70 @@
+"""What a whole run's first pass keeps for its project pass, in the process that checks: parsed
+trees (bounded) and, per file checked with a growing project, the entries that check read.
+
+- **Trees.** The project pass checks again a third of a big project's files, and LibCST's parse
+  was a third of each check again. LibCST trees are immutable, so the tree of a file's first check
+  serves its later ones (the same text: compared before use). Only files that may be checked
+  again are kept (functions whose parameters other files may pass, references the whole project
+  may answer otherwise), while their text stays under ``budget`` characters in all (a tree takes
+  about 25 bytes per character of source: the default, 8 M characters, holds about 200 MB).
+- **What a check read.** ``read`` keeps, for a file checked with an import wave's project
+  (``project_pass.first_pass``), every entry its check looked up (``tracked_project``) and what the
+  entry was there (the data, shared with the interfaces, not copied). The project pass compares them
+  with the whole project (``second_pass``): where every entry is the same, the rules would take
+  the same path and report the same findings.
+
+Workers of a pool keep nothing (their trees would not outlive the wave): a run of several
+processes checks again as before.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional, Set, Tuple
+
+from torchsync_lint.check.report import FileReport
+from torchsync_lint.run.tracked_project import Dep, TrackedProject
+
+DEFAULT_BUDGET = 8_000_000  # characters of source whose trees are kept
+
+
+class Kept:
+    def __init__(self, budget: int = DEFAULT_BUDGET) -> None:
+        self.budget = budget
+        self.used = 0
+        self._trees: Dict[str, Tuple[str, object]] = {}
+        self._walked: Set[str] = set()  # checked by the rule walk with a project, not read yet
+        self._read: Dict[str, Dict[Dep, object]] = {}
+        self.reused = 0  # trees served (for bench/ and tests)
+
+    # -- trees (``check.file.check_source``'s ``trees``) ---------------------------------------------
+    def take(self, path: str, source: str) -> Optional[object]:
+        got = self._trees.get(path)
+        if got is None or got[0] != source:
+            return None
+        self.reused += 1
+        return got[1]
+
+    def offer(self, path: str, source: str, module: object, report: FileReport) -> None:
+        self._walked.add(path)
+        if path in self._trees or not (report.open_params or report.refs):
+            return  # no answer of the whole project can be new to it: never checked again
+        if self.used + len(source) > self.budget:
+            return
+        self._trees[path] = (source, module)
+        self.used += len(source)
+
+    def drop_trees(self) -> None:
+        self._trees.clear()
+        self.used = 0
+
+    # -- what a check read ----------------------------------------------------------------------------
+    def read(self, path: str, deps: Set[Dep], project: TrackedProject) -> None:
+        """The entries the check of ``path`` just made against ``project`` (a growing one) looked up."""
+        if path in self._walked:
+            self._walked.discard(path)
+            self._read[path] = {d: project.data(d) for d in deps}
+
+    def entries(self, path: str) -> Optional[Dict[Dep, object]]:
+        """What the first check of ``path`` read (entry -> data), or None where it was not recorded
+        (no project, a prefiltered file, a report from the cache or a worker)."""
+        return self._read.get(path)
