@@ -13,7 +13,7 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
-from torchsync_lint.inference.index import CallSite, ClassInfo, FunctionInfo, target_names
+from torchsync_lint.inference.defs import CallSite, ClassInfo, FunctionInfo, bound_names, target_names  # noqa: F401
 from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.values import (
     BATCH,
@@ -256,18 +256,6 @@ class CallSites:
         if name not in bound_names(caller):
             return self.params(caller).get(name)
         return None
-
-
-def bound_names(func: FunctionInfo) -> frozenset:
-    """Names a function's own statements bind (assignments, loops, with, walrus), memoised."""
-    got = func.bound
-    if got is None:
-        names = set()
-        for b in func.bindings:
-            for t in b[1] if isinstance(b[1], list) else [b[1]]:
-                names |= target_names(t)
-        got = func.bound = frozenset(names)
-    return got
 
 
 def all_params(func: FunctionInfo) -> list:

@@ -54,7 +54,7 @@ class Calls:
         """``Cls(...)`` of a class of this file (its bases may live elsewhere)."""
         if self.project is not None and self.recorded is not None:
             # a growing project does not hold this file yet: ask it about the foreign bases only
-            v = Value(MODULE if cls.is_module or self._module_by_bases(cls) else OBJECT, cls=cls.key)
+            v = Value(MODULE if self.is_module_class(cls) else OBJECT, cls=cls.key)
             self.recorded[("call", cls.key)] = v
             return v
         if self.project is not None:
@@ -200,7 +200,7 @@ class Calls:
                 if m is not None:
                     return self.returns_at(m, call, scope)
                 if (name == "state_dict" and scope.cls is not None and name not in scope.cls.attrs
-                        and (scope.cls.is_module or self._module_by_bases(scope.cls))):
+                        and self.is_module_class(scope.cls)):
                     return Value(DICT, item=tensor())  # the module's own parameters and buffers
                 attr = self.self_attr(scope.cls, name)
                 if (attr.kind == MODULE and self._local_class(attr.cls) is None and attr.cls is not None

@@ -102,3 +102,40 @@ def node_params(node: cst.FunctionDef) -> list:
         if isinstance(star, cst.Param):
             out.append(star)
     return out
+
+
+def target_names(target: cst.BaseExpression) -> frozenset:
+    """The names an assignment target binds (through tuples, lists and starred parts)."""
+    names = set()
+    stack = [target]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Name):
+            names.add(n.value)
+        elif isinstance(n, (cst.Tuple, cst.List)):
+            stack.extend(el.value for el in n.elements)
+        elif isinstance(n, cst.StarredElement):
+            stack.append(n.value)
+    return frozenset(names)
+
+
+def binding_names(bindings: List[tuple]) -> frozenset:
+    """The names a list of binding statements (``FunctionInfo.bindings``) binds."""
+    names: Set[str] = set()
+    for b in bindings:
+        for t in b[1] if isinstance(b[1], list) else [b[1]]:
+            if isinstance(t, cst.BaseExpression):
+                names |= target_names(t)
+    return frozenset(names)
+
+
+def bound_names(func: FunctionInfo) -> frozenset:
+    """Names a function's own statements bind (assignments, loops, with, walrus), memoised."""
+    if func.bound is None:
+        func.bound = binding_names(func.bindings)
+    return func.bound
+
+
+def param_named(node: cst.FunctionDef, name: str) -> Optional[cst.Param]:
+    """The parameter of a def called ``name`` (None when it has none)."""
+    return next((p for p in node_params(node) if p.name.value == name), None)

@@ -13,8 +13,18 @@ import libcst as cst
 from torchsync_lint import catalog
 from torchsync_lint.inference import torch_facts
 from torchsync_lint.inference.labels import COLD_METHODS, STEP_HOOKS, names_function  # noqa: F401  (re-exported)
-from torchsync_lint.inference.defs import CallSite, ClassInfo, FunctionInfo, any_base, node_params  # noqa: F401
+from torchsync_lint.inference.defs import (  # noqa: F401  (re-exported)
+    CallSite,
+    ClassInfo,
+    FunctionInfo,
+    any_base,
+    binding_names,
+    bound_names,
+    node_params,
+    target_names,
+)
 from torchsync_lint.inference.names import BUILTIN_NAMES, Aliases, dotted
+from torchsync_lint.inference.switches import leaves_validation_on
 
 # calls that wrap an iterable and yield its items (with a counter, a progress bar)
 _WRAPPERS = frozenset(("enumerate", "iter", "tqdm"))
@@ -172,10 +182,7 @@ class FileIndex(cst.CSTVisitor):
 
     def leave_Module(self, node: cst.Module) -> None:
         # `input = ...` at module level is the module's global `input` in every function too
-        for b in self.module_bindings:
-            for t in b[1] if isinstance(b[1], list) else [b[1]]:
-                if isinstance(t, cst.BaseExpression):
-                    self.aliases.shadowed |= target_names(t) & BUILTIN_NAMES
+        self.aliases.shadowed |= binding_names(self.module_bindings) & BUILTIN_NAMES
 
     def _shadow_locals(self, info: FunctionInfo, uses: List[cst.Name], nested: Set[str]) -> None:
         """A parameter or local named like a builtin (``input = torch.tensor(c)``, ``def f(type)``)
@@ -183,12 +190,7 @@ class FileIndex(cst.CSTVisitor):
         is a tensor's method, not ``builtins.input``'s."""
         if not uses:
             return
-        p = node_params(info.node)
-        bound = {a.name.value for a in p} | nested
-        for b in info.bindings:
-            for t in b[1] if isinstance(b[1], list) else [b[1]]:
-                if isinstance(t, cst.BaseExpression):
-                    bound |= target_names(t)
+        bound = {a.name.value for a in node_params(info.node)} | nested | bound_names(info)
         outer = self._builtin_uses[-1] if self._builtin_uses else None
         for use in uses:
             if use.value in bound:
@@ -368,8 +370,7 @@ class FileIndex(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         if not self.validate_false:
             for a in node.args:
-                if a.keyword is not None and a.keyword.value == "validate_args" and not (
-                        isinstance(a.value, cst.Name) and a.value.value in ("True", "None")):
+                if a.keyword is not None and a.keyword.value == "validate_args" and not leaves_validation_on(a.value):
                     self.validate_false = True
         func = node.func
         if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and self._func_stack
@@ -517,21 +518,6 @@ def _TENSOR_ONLY() -> frozenset:
     """Methods only a tensor has and that were measured not to sync: a use of one is evidence that
     the receiver is a tensor (a syncing one would be the only evidence for its own finding)."""
     return frozenset(m for m in torch_facts.tensor_only_methods() if catalog.syncs("torch.Tensor." + m) is False)
-
-
-def target_names(target: cst.BaseExpression) -> frozenset:
-    """The names an assignment target binds (through tuples, lists and starred parts)."""
-    names = set()
-    stack = [target]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, cst.Name):
-            names.add(n.value)
-        elif isinstance(n, (cst.Tuple, cst.List)):
-            stack.extend(el.value for el in n.elements)
-        elif isinstance(n, cst.StarredElement):
-            stack.append(n.value)
-    return frozenset(names)
 
 
 def _element_of(value: cst.BaseExpression, i: int) -> cst.BaseExpression:

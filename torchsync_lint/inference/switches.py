@@ -24,6 +24,12 @@ def _first_arg(call: cst.Call) -> Optional[cst.BaseExpression]:
     return None
 
 
+def leaves_validation_on(expr: cst.BaseExpression) -> bool:
+    """`validate_args=True` or `=None` (torch's default, on); anything else (False, a variable)
+    may turn it off."""
+    return isinstance(expr, cst.Name) and expr.value in ("True", "None")
+
+
 def turns_validation_off(index) -> bool:
     """This file calls ``<torch.distributions class>.set_default_validate_args(False)``."""
     for name, calls in index.torch_calls.items():

@@ -15,8 +15,9 @@ import libcst as cst
 from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference import torch_facts
 from torchsync_lint.inference import training_utils
-from torchsync_lint.inference.defs import node_params
+from torchsync_lint.inference.defs import param_named
 from torchsync_lint.inference.names import dotted
+from torchsync_lint.inference.switches import leaves_validation_on
 from torchsync_lint.inference.roots import EXTERNAL_ROOTS  # noqa: F401  (re-exported)
 from torchsync_lint.inference.values import (
     CPU,
@@ -109,8 +110,8 @@ class TorchCalls:
             # a class or function imported from another file: what that file's interface says
             return self._ref(("call", q) + self._call_flag(call, scope))
         if q.startswith(api.DISTRIBUTION_PREFIX) and last in api.VALIDATING_DISTRIBUTIONS:
-            validate = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "validate_args"), None)
-            if validate is not None and not (isinstance(validate, cst.Name) and validate.value in ("True", "None")):
+            validate = _keyword(call, "validate_args")
+            if validate is not None and not leaves_validation_on(validate):
                 return None  # `validate_args=False` (or a variable): not known to check
             return Value(OBJECT, cls=api.DISTRIBUTION_PREFIX + last)
         if q in api.HOST_DATA_FACTORIES:
@@ -145,7 +146,7 @@ class TorchCalls:
         if q in api.EVENT_FACTORIES:
             return Value(EVENT)
         if q in api.DATA_LOADERS:
-            pin = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "pin_memory"), None)
+            pin = _keyword(call, "pin_memory")
             return Value(OBJECT, cls="torch.utils.data.DataLoader",
                          pinned=isinstance(pin, cst.Name) and pin.value == "True")
         if q in api.GRAD_SCALER_FACTORIES:
@@ -155,7 +156,7 @@ class TorchCalls:
                     arg_value = a.value
             if arg_value is not None:
                 dev = self.device_of(arg_value, scope)
-            enabled = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "enabled"), None)
+            enabled = _keyword(call, "enabled")
             if enabled is not None and not (isinstance(enabled, cst.Name) and (
                     enabled.value == "True" or _default_true(enabled.value, scope))):
                 # `GradScaler(enabled=use_amp)`: AMP as an option, off unless asked for (a
@@ -429,12 +430,13 @@ def _default_true(name: str, scope: Scope) -> bool:
     """``name`` is a parameter of the enclosing function whose default is ``True`` (on unless a
     caller turns it off: ``def make_scaler(enabled=True)``)."""
     func = scope.func if scope is not None else None
-    if func is None:
-        return False
-    for param in node_params(func.node):
-        if param.name.value == name:
-            return isinstance(param.default, cst.Name) and param.default.value == "True"
-    return False
+    param = param_named(func.node, name) if func is not None else None
+    return param is not None and isinstance(param.default, cst.Name) and param.default.value == "True"
+
+
+def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+    """The value passed as ``name=`` (None when it is not)."""
+    return next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
 
 
 def _flattens(name: str, call: cst.Call) -> bool:

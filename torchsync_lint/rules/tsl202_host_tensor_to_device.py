@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference import torch_facts
-from torchsync_lint.inference.defs import node_params
+from torchsync_lint.inference.defs import param_named
 from torchsync_lint.inference.values import CPU, DEVICE, LIST, MODULE, NDARRAY, NUMBER, STR, TENSOR, TUPLE, UNKNOWN
 from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules import _fixes as fx
@@ -331,7 +331,8 @@ class HostTensorToDevice(Rule):
         func = self.ctx.function
         if func is None or not isinstance(expr, cst.Name):
             return False
-        return any(q.name.value == expr.value and q.annotation is not None for q in node_params(func.node))
+        param = param_named(func.node, expr.value)
+        return param is not None and param.annotation is not None
 
     def _data_kind(self, call: cst.Call) -> Optional[str]:
         data = arg(call, 0)

@@ -7,7 +7,7 @@ import libcst as cst
 from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference.index import ClassInfo, FunctionInfo, any_base
 from torchsync_lint.inference.names import dotted
-from torchsync_lint.inference.switches import validation_off
+from torchsync_lint.inference.switches import leaves_validation_on, validation_off
 from torchsync_lint.inference.values import CPU, NUMBER, OBJECT, TENSOR
 from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules import _fixes as fx
@@ -167,7 +167,7 @@ class DistributionValidation(Rule):
         if self._host_parameters(node) or q.split(".")[-1] in NO_ARGUMENT_CHECKS:
             return
         validate = arg(node, None, "validate_args")
-        if validate is None or self._validates(validate.value):
+        if validate is None or leaves_validation_on(validate.value):
             if not self._validation_off_in_file():
                 self.report(node, fix=None if any(a.star for a in node.args) else fx.make(
                     fx.UNSAFE, "pass `validate_args=False`", node, fx.with_keyword(node, "validate_args", "False")))
@@ -250,7 +250,7 @@ class DistributionValidation(Rule):
         if not self._concrete_base(cls):
             return False
         given = arg(call, None, "validate_args")
-        if given is not None and not self._validates(given.value):
+        if given is not None and not leaves_validation_on(given.value):
             return False
         c: Optional[ClassInfo] = cls
         seen = set()
@@ -304,7 +304,7 @@ class DistributionValidation(Rule):
             return self._subclass_validates(target, call)
         if target is not None:
             validate = arg(call, None, "validate_args")
-            return validate is None or self._validates(validate.value)
+            return validate is None or leaves_validation_on(validate.value)
         callee = self._local_function(call.func)
         if callee is None or not callee.returns:
             return False
@@ -340,10 +340,6 @@ class DistributionValidation(Rule):
         """Every parameter is a Python number or a CPU tensor: validation runs on the host, no wait."""
         values = [self.ctx.value(a.value) for a in call.args if not (a.keyword and a.keyword.value == "validate_args")]
         return bool(values) and all(v.kind == NUMBER or (v.kind == TENSOR and v.device == CPU) for v in values)
-
-    def _validates(self, expr: cst.BaseExpression) -> bool:
-        """`validate_args=True` or `=None` (the default); a variable is assumed to be False."""
-        return isinstance(expr, cst.Name) and expr.value in ("True", "None")
 
     def _validation_off_in_file(self) -> bool:
         """``Distribution.set_default_validate_args(False)`` in this file or any file of the project."""

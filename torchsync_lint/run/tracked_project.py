@@ -267,12 +267,8 @@ class TrackedProject(Project):
         self._quiet += 1
         try:
             kind = dep[0]
-            if kind == "f":
-                entry = dict.get(self._functions, dep[1])
-                return entry[1] if entry is not None else None
-            if kind == "c":
-                entry = dict.get(self._classes, dep[1])
-                return entry[1] if entry is not None else None
+            if kind in ("f", "c"):
+                return self._entry(dep)
             if kind == "m":
                 iface = self._ifaces.get(dep[1])
                 return None if iface is None else [iface.get("values", {}), iface.get("aliases", {})]

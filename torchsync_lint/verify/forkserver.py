@@ -29,6 +29,7 @@ import time
 from typing import Dict, List, Optional
 
 from torchsync_lint.verify import child as child_mod
+from torchsync_lint.verify.procs import kill_group
 
 NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"
 
@@ -118,13 +119,13 @@ class Server:
             self.reap()
             if self.eof:
                 for pid in list(self.children):
-                    _killpg(pid)
+                    kill_group(pid)
                 self.reap(block=True)
                 break
             self.read_control(0.05)
             for pid, i in list(self.children.items()):
                 if i in self.cancelled:  # cancelled while it was being forked
-                    _killpg(pid)
+                    kill_group(pid)
         return 0
 
     def fork(self, i: int, in_fd: int, out_fd: int, err_fd: int, info: dict) -> None:
@@ -175,16 +176,6 @@ def _close(fd: int) -> None:
         os.close(fd)
     except OSError:
         pass
-
-
-def _killpg(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except OSError:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
 
 
 def _arg(argv: List[str], name: str, default: Optional[str] = None) -> Optional[str]:

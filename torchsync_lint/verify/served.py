@@ -23,6 +23,8 @@ import threading
 import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from torchsync_lint.verify.procs import kill_group
+
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # holds torchsync_lint/
 
@@ -234,13 +236,7 @@ class ServedProc:
             if pid is None:
                 self.server.cancel(self.index)
             else:
-                try:
-                    os.killpg(pid, signal.SIGKILL)
-                except OSError:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except OSError:
-                        pass
+                kill_group(pid)
                 try:
                     self.wait(timeout=10)
                 except subprocess.TimeoutExpired:
