@@ -186,13 +186,44 @@ class CallSites:
                 ) -> Optional[Value]:
         """The join of what the file's call sites pass for a parameter; None if none passes it.
         ``omitted``: a list that gets True appended when some call site leaves the parameter out."""
+        values = self._passed_values(func, name, pos, omitted)
+        if values is None:
+            return UNKNOWN_VALUE
+        if not values:
+            return None
+        if any(v.kind == BATCH for v in values):
+            # a recursive batch helper passes itself parts of what it got: those are unknown
+            # while the parameter is being computed, and do not erase the batch
+            values = [v for v in values if not (v.kind == UNKNOWN and v.ref is None)]
+        elif any(v.kind == TENSOR and not v.assumed and not v.maybe for v in values):
+            # some call sites pass a tensor, the others what inference cannot see (`self.sigma(t)`):
+            # the evidence wins over the gaps (a site passing a Python number still makes the join unknown)
+            values = [v for v in values if not (v.kind == UNKNOWN and v.ref is None)]
+        out = values[0]
+        for v in values[1:]:
+            out = join(out, v)
+        return out
+
+    def _passed_tensor(self, func: FunctionInfo, name: str, pos: Optional[int]) -> Optional[Value]:
+        """The join of the tensors some of the file's call sites pass for a parameter (the others
+        may pass numbers: ``size: int`` given ``t.size(1)`` here and ``lengths.max()`` there)."""
+        values = [v for v in self._passed_values(func, name, pos) or ()
+                  if v.kind == TENSOR and not v.assumed and v.ref is None]
+        out = values[0] if values else None
+        for v in values[1:]:
+            out = join(out, v)
+        return out
+
+    def _passed_values(self, func: FunctionInfo, name: str, pos: Optional[int], omitted: Optional[list] = None
+                       ) -> Optional[List[Value]]:
+        """What each of the file's call sites passes for a parameter; None where one unpacks ``*args``."""
         sites = self._sites(func)
         values: List[Value] = []
         for site in sites:
             arg = None
             positional = [a for a in site.call.args if a.keyword is None and not a.star]
             if any(a.star for a in site.call.args):
-                return UNKNOWN_VALUE
+                return None
             for a in site.call.args:
                 if a.keyword is not None and a.keyword.value == name:
                     arg = a
@@ -208,20 +239,7 @@ class CallSites:
                 values.append(passed)
                 continue
             values.append(self.argument(site.caller, site.call, arg.value))
-        if not values:
-            return None
-        if any(v.kind == BATCH for v in values):
-            # a recursive batch helper passes itself parts of what it got: those are unknown
-            # while the parameter is being computed, and do not erase the batch
-            values = [v for v in values if not (v.kind == UNKNOWN and v.ref is None)]
-        elif any(v.kind == TENSOR and not v.assumed and not v.maybe for v in values):
-            # some call sites pass a tensor, the others what inference cannot see (`self.sigma(t)`):
-            # the evidence wins over the gaps (a site passing a Python number still makes the join unknown)
-            values = [v for v in values if not (v.kind == UNKNOWN and v.ref is None)]
-        out = values[0]
-        for v in values[1:]:
-            out = join(out, v)
-        return out
+        return values
 
     def argument(self, caller: Optional[FunctionInfo], call: cst.Call, expr: cst.BaseExpression) -> Value:
         """What a call site passes: the value in the caller's summary scope, or, for a name the

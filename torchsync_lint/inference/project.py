@@ -19,8 +19,10 @@ from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from torchsync_lint.inference.roots import EXTERNAL_ROOTS
 from torchsync_lint.inference.values import (
+    CPU,
     MODULE,
     OBJECT,
+    TENSOR,
     TYPE,
     UNKNOWN,
     UNKNOWN_VALUE,
@@ -418,9 +420,10 @@ class Project:
                     return True
         return False
 
-    def param(self, func_key: str, name: str, pos: Optional[int]) -> Value:
-        """The join of what other files pass for a parameter; UNKNOWN when none passes it."""
-        k = (func_key, name, pos)
+    def param(self, func_key: str, name: str, pos: Optional[int], tensors_only: bool = False) -> Value:
+        """The join of what other files pass for a parameter; UNKNOWN when none passes it.
+        ``tensors_only``: the join of the tensors some of them pass (others may pass numbers)."""
+        k = (func_key, name, pos, tensors_only)
         got = self._params.get(k)
         if got is not None:
             return got
@@ -428,7 +431,7 @@ class Project:
         out: Optional[Value] = None
         for args, kwargs in self._call_index().get(func_key, ()):
             if args is None:  # *args at the call site: anything
-                out = UNKNOWN_VALUE
+                out = None if tensors_only else UNKNOWN_VALUE
                 break
             data = kwargs.get(name)
             if data is None and pos is not None and pos < len(args):
@@ -436,10 +439,17 @@ class Project:
             if data is None:
                 continue
             v = self.deep(from_data(data))
+            if tensors_only and (v.kind != TENSOR or v.assumed or v.ref is not None):
+                continue
             out = v if out is None else join(out, v)
         out = out if out is not None else UNKNOWN_VALUE
         self._params[k] = out
         return out
+
+    def param_on_host(self, func_key: str, name: str, pos: Optional[int]) -> bool:
+        """Every call in other files passes the parameter a host tensor (and some call passes it)."""
+        v = self.param(func_key, name, pos)
+        return v.kind == TENSOR and v.device == CPU and not v.assumed
 
     def modules(self) -> Iterable[str]:
         return [m for m, i in self._ifaces.items() if i is not None]

@@ -16,6 +16,7 @@ from torchsync_lint.inference.annotations import without_arraylike
 from torchsync_lint.inference.call_sites import CallSites, bound_names
 from torchsync_lint.inference.docstrings import docstring, parameter_types
 from torchsync_lint.inference.index import STEP_HOOKS, ClassInfo, FunctionInfo
+from torchsync_lint.inference.defs import HOST_EVIDENCE
 from torchsync_lint.inference.lightning import LIGHTNING_STEPS, is_lightning_module, moved_to_device
 from torchsync_lint.inference.names import dotted
 from torchsync_lint.inference.scope import Scope
@@ -121,15 +122,18 @@ class Summaries(CallSites):
                     # Python does not check it, so the tensor arrives; maybe a tensor
                     pos = i - (1 if func.is_method and not is_static else 0)
                     at = pos if param in positional else None
-                    passed = self._passed(func, name, at)
-                    if (passed is None or passed.kind != TENSOR) and func.parent is None and (
+                    passed = self._passed_tensor(func, name, at)
+                    if passed is None and func.parent is None and (
                             not func.is_method or func.name == "__init__"):
                         if self.project is not None:
-                            passed = self.project.param(func.key, name, at)
+                            passed = self.project.param(func.key, name, at, tensors_only=True)
                         if self.project is None or self.recorded is not None:
                             self.open_params.add(func.key)  # callers in other files: the project pass asks
                     if passed is not None and passed.kind == TENSOR and not passed.assumed:
                         v = join_maybe(v, passed)
+                if (v.kind == TENSOR and v.device is None and not v.maybe and not self.assume_params
+                        and name in self.declared(func)):
+                    v = self._host_from_callers(func, name, i, param in positional, is_static, v)
                 if v.kind in (DICT, LIST, TUPLE) and v.item is None and not v.elts and not self.assume_params:
                     # `sample : dict` (a docstring's word) says less than a training loop that passes
                     # it a batch from its loader
@@ -174,6 +178,23 @@ class Summaries(CallSites):
         finally:
             self._busy.discard(key)
             self._forget_cuts()
+
+    def _host_from_callers(self, func: FunctionInfo, name: str, i: int, positional: bool, static: bool,
+                           v: Value) -> Value:
+        """``positive_batch: LongTensor`` that every call in the project passes a host tensor (a
+        batch the training loop samples on the CPU): on the host. Other files are asked only in
+        the project pass, and only where some of them pass a host tensor (``HOST_EVIDENCE``)."""
+        pos = i - (1 if func.is_method and not static else 0)
+        at = pos if positional else None
+        passed = self._passed(func, name, at)
+        if passed is None and func.parent is None:
+            if self.project is None or self.recorded is not None:
+                self.open_params.add(HOST_EVIDENCE + func.key)
+            if self.project is not None and self.project.param_on_host(func.key, name, at):
+                return v.with_(device=CPU)
+        if passed is not None and passed.kind == TENSOR and passed.device == CPU and not passed.assumed:
+            return v.with_(device=CPU, host_data=v.host_data or passed.host_data)
+        return v
 
     def _entry_device(self, func: FunctionInfo, name: str, pos: Optional[int], default: Value) -> Value:
         """``def schedule(n, device="cpu")`` that no call in the project reaches: an entry point whose
