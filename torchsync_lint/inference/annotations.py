@@ -20,6 +20,7 @@ from torchsync_lint.inference.values import (
     DEVICE,
     DICT,
     DTYPE,
+    FUNC,
     LIST,
     MODULE,
     NDARRAY,
@@ -170,6 +171,10 @@ class Annotations:
                                            if not isinstance(i, cst.Ellipsis)))
         if last in _MAPPINGS:
             return Value(DICT, item=self._item(inner[1], depth) if len(inner) == 2 else None)
+        if last == "Callable" and len(inner) == 2:
+            # `dist_fn: Callable[[Tensor], Distribution]`: calling it gives what it declares
+            result = self._item(inner[1], depth)
+            return Value(FUNC, item=result) if result is not None else UNKNOWN_VALUE
         return UNKNOWN_VALUE
 
     def _item(self, ann: cst.BaseExpression, depth: int = 0) -> Optional[Value]:

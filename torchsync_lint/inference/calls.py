@@ -214,6 +214,8 @@ class Calls:
                     return self._method_result(attr, "__call__", call, scope)
                 if attr.kind == FUNC and attr.cls is not None:
                     return self._qualified_call(attr.cls, call, scope) or UNKNOWN_VALUE
+                if attr.kind == FUNC and attr.item is not None:
+                    return attr.item  # a callable declared `Callable[..., R]`
                 if attr.kind == UNKNOWN and scope.cls is not None and name not in scope.cls.attrs:
                     for base in self._foreign_bases(scope.cls):
                         # a method inherited from another file
@@ -266,6 +268,8 @@ class Calls:
                     return tensor()  # self(x) in an nn.Module runs forward
                 if local.kind in (MODULE, OBJECT):
                     return self._method_result(local, "__call__", call, scope)
+                if local.kind == FUNC and local.cls is None and local.item is not None:
+                    return local.item  # a parameter declared `Callable[..., R]`
                 return UNKNOWN_VALUE
             f = self._local_function(func.value, scope)
             if f is not None:
