@@ -347,7 +347,10 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
         if typ is cst.Subscript:
             return self._subscript(e, scope)
         if typ is cst.Call:
-            return self._call(e, scope)
+            v = self._call(e, scope)
+            if v.kind == UNKNOWN and v.ref is None and _asks_for_host_tensors(e):
+                return Value(BATCH)  # `tokenizer(texts, return_tensors="pt")`: host tensors, not pinned
+            return v
         if typ is cst.BinaryOperation:
             return self._binary(e, scope)
         if typ is cst.Comparison:
@@ -372,3 +375,9 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
         if typ is cst.NamedExpr:
             return self.infer(e.value, scope)
         return UNKNOWN_VALUE
+
+
+def _asks_for_host_tensors(call: cst.Call) -> bool:
+    key, wanted = api.HOST_BATCH_KEYWORD
+    return any(a.keyword is not None and a.keyword.value == key and isinstance(a.value, cst.SimpleString)
+               and a.value.evaluated_value == wanted for a in call.args)
