@@ -38,7 +38,7 @@ class CallSites:
         ``__init__``, ``Cls(...)``; for a function, ``name(...)``."""
         if not func.is_method:
             return self.index.call_sites.get(func.name, []) + self._indirect_sites(func) + self._stored_sites(func)
-        sites = list(self.index.call_sites.get("self." + func.name, []))
+        sites = [s for s in self.index.call_sites.get("self." + func.name, []) if self._reaches(s.caller, func)]
         if func.name == "__init__" and func.cls is not None:
             sites += self.index.call_sites.get(func.cls.name, [])
         if func.name == "forward" and func.cls is not None and func.cls.is_module:
@@ -58,6 +58,18 @@ class CallSites:
                 finally:
                     self._busy.discard(key)
         return sites
+
+    def _reaches(self, caller: Optional[FunctionInfo], func: FunctionInfo) -> bool:
+        """``self.name(...)`` in ``caller`` can run the method ``func``: the caller's class is its
+        class, inherits it, is a base that ``func``'s class overrides it for, or has no such method
+        (a mixin calling what another class provides); not another class of the file with a method
+        of the same name."""
+        own = caller.cls if caller is not None else None
+        if own is None or func.cls is None or own is func.cls:
+            return True
+        if self._is_class_or_sub(own.key, func.cls):
+            return self.method(own, func.name) is func
+        return self._is_class_or_sub(func.cls.key, own) or self.method(own, func.name) is None
 
     def _stored_sites(self, func: FunctionInfo) -> list:
         """``self.solver = step`` in a method of a class of the file: that class's
