@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
-from torchsync_lint.inference.roots import EXTERNAL_ROOTS
+from torchsync_lint.inference.roots import DICT_CLASSES, EXTERNAL_ROOTS
 from torchsync_lint.inference.values import (
     CPU,
     MODULE,
@@ -297,9 +297,16 @@ class Project:
                 if ref[2] in attrs:
                     return from_data(attrs[ref[2]])
             return UNKNOWN_VALUE
-        if kind == "type":  # an annotation naming another file's type alias
+        if kind == "type":  # an annotation naming another file's type alias, or class
             v = self.resolve(("value", ref[1]))
-            return v.item if v.kind == TYPE and v.item is not None else UNKNOWN_VALUE
+            if v.kind == TYPE and v.item is not None:
+                return v.item
+            loc = self.locate(ref[1])
+            if loc is not None and loc[0] == "class" and not any(
+                    b.split(".")[-1] in DICT_CLASSES for k in self.mro(loc[1])
+                    for b in self._classes[k][1].get("bases", ())):
+                return self.instance(loc[1]).with_(assumed=True)  # `batch: Batch`: an instance, declared
+            return UNKNOWN_VALUE
         if kind == "value":
             loc = self.locate(ref[1])
             if loc is not None and loc[0] == "value":

@@ -39,6 +39,7 @@ from torchsync_lint.inference.values import (
     MODULE,
     NONE,
     NUMBER,
+    OBJECT,
     SELF,
     SIZE,
     STR,
@@ -141,6 +142,9 @@ class Summaries(CallSites):
                     passed = self._passed(func, name, pos if param in positional else None)
                     if passed is not None and passed.kind == BATCH:
                         v = passed
+                if (v.kind in (MODULE, OBJECT) and v.assumed and v.cls is not None and not v.cls.startswith("torch.")
+                        and not self.assume_params):
+                    v = self._declared_class(func, name, i, param in positional, is_static, v)
                 # `transform: nn.Module` says less than the call sites, which pass a known class
                 generic = v if v.kind == MODULE and v.cls == "torch.nn.Module" else None
                 if generic is not None:
@@ -178,6 +182,21 @@ class Summaries(CallSites):
         finally:
             self._busy.discard(key)
             self._forget_cuts()
+
+    def _declared_class(self, func: FunctionInfo, name: str, i: int, positional: bool, static: bool,
+                        v: Value) -> Value:
+        """``model: BaseModel`` that the calls pass one known class (a subclass): that class. Only
+        the calls at hand are asked (this file, the project when there is one): the declared
+        class is a sound answer, so no file is checked again for this."""
+        pos = i - (1 if func.is_method and not static else 0)
+        at = pos if positional else None
+        passed = self._passed(func, name, at)
+        if passed is None and func.parent is None and self.project is not None:
+            got = self.project.param(func.key, name, at)
+            passed = got if got.kind != UNKNOWN else None
+        if passed is not None and (passed.kind in (MODULE, OBJECT) and passed.cls is not None or passed.kind == BATCH):
+            return passed  # a subclass; a batch a training loop passes on
+        return v
 
     def _host_from_callers(self, func: FunctionInfo, name: str, i: int, positional: bool, static: bool,
                            v: Value) -> Value:
@@ -406,6 +425,10 @@ class Summaries(CallSites):
             elif name in cls.class_attrs:
                 # `weights = torch.linspace(0, 1, 5)` in the class body: made once, on the host
                 out = self.infer(cls.class_attrs[name], self.module_scope())
+                if out.kind == NONE and name in cls.class_fields:
+                    # `mask: Optional[Tensor] = None`: a dataclass field's default; instances hold the annotation
+                    declared = self.annotation_value(cls.class_fields[name])
+                    out = declared if declared.kind != UNKNOWN else out
             elif name in cls.class_fields:
                 out = self.annotation_value(cls.class_fields[name])  # a dataclass field `loss: Tensor`
             else:
