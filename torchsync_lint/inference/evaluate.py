@@ -349,7 +349,10 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
         if typ is cst.Call:
             v = self._call(e, scope)
             if v.kind == UNKNOWN and v.ref is None and _asks_for_host_tensors(e):
-                return Value(BATCH)  # `tokenizer(texts, return_tensors="pt")`: host tensors, not pinned
+                # `tokenizer(texts, return_tensors="pt")`: host tensors, not pinned, and small (ids
+                # and masks: a non-blocking copy of a few KB does not stall, so `assumed` as a loader
+                # whose pinning is unknown)
+                return Value(BATCH, assumed=True)
             return v
         if typ is cst.BinaryOperation:
             return self._binary(e, scope)

@@ -9,10 +9,14 @@ from torchsync_lint import catalog
 from torchsync_lint.inference.values import CPU, NDARRAY, TENSOR, UNKNOWN
 from torchsync_lint.rules import claims
 from torchsync_lint.rules.base import Rule
+from torchsync_lint.rules._common import arg
 
 # One-argument `torch.where(cond)` is `nonzero` (TSL101); the three-argument form never syncs.
 # (Private: the rules' upper-case module sets are their claims, and this rule claims no name itself.)
 _OTHER_FORMS = frozenset(("torch.where",))
+# Sparse constructors were measured without a size: they take it from the indices (a max on the
+# host). Given `size` they need none, so the call is not reported (the position of `size`).
+_SIZE_GIVEN = {"torch.sparse_coo_tensor": 2, "torch.sparse_csr_tensor": 3, "torch.sparse_csc_tensor": 3}
 
 
 @functools.cache
@@ -80,7 +84,8 @@ class MeasuredTorchSync(Rule):
     ## Known problems
     The catalog measures each op once, with small synthesised arguments: an op whose sync depends
     on its sizes (`isin` brute-forces small test sets without one) is reported for every size.
-    A call whose first tensor argument is known to be on the CPU is not reported.
+    A call whose first tensor argument is known to be on the CPU is not reported, nor a sparse
+    constructor given its `size` (measured without one: it then reads the size off the indices).
 
     ## Verify
     `python -m torchsync_lint.catalog.sweep` (H100/H200, torch 2.11): each op listed here stalled
@@ -106,6 +111,8 @@ class MeasuredTorchSync(Rule):
                 return
             first = next((a for a in node.args if not a.star), None)
             if first is not None and self._not_on_gpu(first.value):
+                return
+            if name in _SIZE_GIVEN and arg(node, _SIZE_GIVEN[name], "size") is not None:
                 return
             self.report(node, self.message.format(name=q))
             return
