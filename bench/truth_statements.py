@@ -263,6 +263,13 @@ STATEMENTS: List[Statement] = [
     _s("h2d-31", "TSL202", "y[:2] = x[:2] * 3", note="GPU value: a device copy"),
     # TSL412 module-to-device
     _s("h2d-32", "TSL412", "m = self.lin.to(d)", note="a module on the device already: nothing to copy"),
+    # TSL003: a host tensor of GPU values
+    _s("h2d-33", "TSL003", "v = torch.tensor([zero_dim, zero_dim])", note="GPU elements read onto the host"),
+    _s("h2d-34", "TSL003", "v = torch.tensor([cpu_scalar, cpu_scalar])", note="CPU elements"),
+    # TSL113 measured-torch-sync
+    _s("mts-01", "TSL113", "v = torch.cov(x)"),
+    _s("mts-02", "TSL113", "v = F.gaussian_nll_loss(x, y, std)", note="checks var < 0 on the host"),
+    _s("mts-03", "TSL113", "v = torch.isin(t, idx)", note="4 test elements: brute force"),
     # TSL203 index-put-python-scalar
     _s("idxput-01", "TSL203", "x[idx] = 1.0"),
     _s("idxput-02", "TSL203", "x[t] = 0"),
