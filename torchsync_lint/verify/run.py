@@ -35,7 +35,8 @@ class VerifyOptions:
     timeout: float = 60.0
     python: Optional[str] = None
     sleep_ms: float = early_mod.SLEEP_MS
-    short_sleep_ms: float = early_mod.SHORT_SLEEP_MS  # snippet mode times with this; the long sleep only where it cannot tell
+    # snippet mode times with the short sleep; the long one only where the short one cannot tell
+    short_sleep_ms: float = early_mod.SHORT_SLEEP_MS
     reps: int = early_mod.REPS
     sys_path: List[str] = field(default_factory=list)
     inputs: Optional[str] = None  # a recorded-inputs file (trace --record-inputs): replay with observed values
@@ -312,7 +313,8 @@ class Verifier:
             return f"{max(vals):.2f}" if vals else "?"
         self.note(f"verify: time: extraction {t_extracted - t0:.2f} s (overlapping the tasks), children {len(st)} "
                   f"(torch import {worst('torch_import_s')} s, CUDA driver and context beside it "
-                  f"{worst('driver_s')} s, waited for {worst('driver_wait_s')} s, CUDA init {worst('cuda_init_s')} s, calibration "
+                  f"{worst('driver_s')} s, waited for {worst('driver_wait_s')} s, CUDA init "
+                  f"{worst('cuda_init_s')} s, calibration "
                   f"{worst('calibrate_s')} s, the slowest of each), module imports {sum(imports):.2f} s, "
                   f"tasks {sum(secs) - sum(imports):.2f} s (sum over children), snippets done after "
                   f"{time.monotonic() - t0:.2f} s")

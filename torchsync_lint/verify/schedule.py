@@ -3,8 +3,9 @@
 The extraction runs in worker processes (forked before any thread of ours starts), the largest
 files first; each file's tasks go into one feed as soon as the file is done, and whichever child is
 up and idle takes the next file (``runner.run_job(feed=, shared=True)``): a child that started
-sooner, or drew smaller files, takes more. A file's tasks stay together: its module is imported
-once, in one child.
+sooner, or drew smaller files, takes more. A file's tasks stay together (its module imported once,
+in one child), but for a package module with more than half a child's fair share of the run, which
+goes in parts (``items``): its package was imported ahead, so another child's import is cheap.
 """
 
 from __future__ import annotations
