@@ -30,6 +30,7 @@ from torchsync_lint.run.ondemand import project_root
 from torchsync_lint.run.settings import apply_selection, check_code, find_pyproject, load
 from torchsync_lint.verify import cli_verify, summary
 from torchsync_lint.verify import prestart as verify_prestart
+from torchsync_lint.verify.early import lint_jobs as verify_lint_jobs
 from torchsync_lint.verify.cli_options import add_arguments as add_verify_arguments
 from torchsync_lint.verify.cli_options import normalize_argv
 from torchsync_lint.verify.cli_options import wanted as verify_wanted
@@ -228,11 +229,14 @@ def _stdout_failed(exc: OSError) -> int:
     return _error(f"cannot write the report: {exc.strerror or exc}")
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    """The command. Ctrl-C and SIGTERM end it with one line, exit 130 or 143, and no worker left."""
+def main(argv: Optional[List[str]] = None, early: Optional[list] = None) -> int:
+    """The command. Ctrl-C and SIGTERM end it with one line, exit 130 or 143, and no worker left.
+    ``early``: ``--verify``'s children the console script started before this module's imports
+    (``cli.entry``); the run uses them or closes them."""
+    early = early if early is not None else []
     try:
         with workers.terminate_as_exception():
-            code = _main(argv)
+            code = _main(argv, early)
             sys.stdout.flush()
             return code
     except BrokenPipeError as exc:  # stdout's reader went away while something else was printed
@@ -249,7 +253,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 143
 
 
-def _main(argv: Optional[List[str]]) -> int:
+def _main(argv: Optional[List[str]], early: list) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["trace"]:  # `torchsync-lint trace ... -- python train.py`
         return trace_command.main(argv[1:])
@@ -285,7 +289,12 @@ def _main(argv: Optional[List[str]]) -> int:
     if verify_wanted(args):
         linted = [path for path, _ in iter_python_files(args.paths, config)]
         if lint_command.STDIN not in args.paths:
-            started = verify_prestart(args, linted)  # the children's start-up overlaps the lint
+            started = verify_prestart(args, linted, early)  # the children's start-up overlaps the lint
+            if started and args.jobs is None:  # the lint leaves the children's CPUs to them
+                args.jobs = verify_lint_jobs(len(started))
+    for child in early:  # started at the first line for a run that turned out to need none
+        child.close(wait=False)
+    early.clear()
     try:
         return _lint_and_report(args, config, known, linted, started)
     finally:

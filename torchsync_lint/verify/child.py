@@ -17,6 +17,8 @@ import time
 import traceback
 from typing import Any, Dict, Optional
 
+from torchsync_lint.verify import driver
+
 PREFIX = "@@TSL "
 
 
@@ -251,7 +253,20 @@ def _early_settings(argv) -> Optional[Dict[str, Any]]:
     mode = argv[argv.index("--mode") + 1]
     settings = json.loads(argv[argv.index("--settings") + 1]) if "--settings" in argv else {}
     preload = json.loads(argv[argv.index("--preload") + 1]) if "--preload" in argv else []
-    return {"mode": mode, "settings": settings, "preload": preload}
+    return {"mode": mode, "settings": settings, "preload": preload, "later": "--preload-later" in argv}
+
+
+def _preload_later(chan: Channel) -> Optional[list]:
+    """The packages, sent by the parent once it knows them (``runner.Started.preload``); None when
+    the parent closed our stdin instead (it needs no child)."""
+    line = (_STDIN or sys.stdin).readline()
+    if not line:
+        return None
+    try:
+        return list(json.loads(line).get("preload") or [])
+    except (ValueError, AttributeError) as exc:
+        chan.send("fatal", reason=f"bad preload line: {exc}")
+        return None
 
 
 def _preload(pairs) -> None:
@@ -363,6 +378,8 @@ def main(argv=None, forked: Optional[Dict[str, Any]] = None) -> int:
         job = _read_job(chan)
         if job is None:
             return 2
+    mode = (early or job or {}).get("mode", "gpu")
+    warm = driver.Warmup().start() if forked is None and driver.wanted(mode) else None
     t0 = time.monotonic()
     try:
         import torch  # noqa: F401  (only whether it imports)
@@ -376,6 +393,8 @@ def main(argv=None, forked: Optional[Dict[str, Any]] = None) -> int:
         _exec_fresh(argv, restore)  # CUDA state from before the fork, or a driver that did not survive it
     child = Child(job if job is not None else early, chan)
     child.startup["torch_import_s"] = torch_import_s
+    if warm is not None:
+        child.startup.update(warm.join())
     if forked is not None:
         child.startup.update(forked=True, torch_import_s=forked.get("torch_import_s"),
                              preload_s=forked.get("preload_s"))
@@ -390,8 +409,11 @@ def main(argv=None, forked: Optional[Dict[str, Any]] = None) -> int:
     if job is None and forked is not None:  # the server imported the packages before the fork
         chan.send("preloaded", seconds=forked.get("preload_s"))
     elif job is None:
+        pairs = _preload_later(chan) if early.get("later") else early.get("preload")
+        if pairs is None:
+            return 2
         t0 = time.monotonic()
-        _preload(early.get("preload") or ())
+        _preload(pairs or ())
         chan.send("preloaded", seconds=round(time.monotonic() - t0, 3))
     if job is None:
         job = _read_job(chan)
