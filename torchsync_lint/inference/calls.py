@@ -209,6 +209,13 @@ class Calls:
                 if attr.kind == MODULE and attr.cls == "torch.nn.Module":
                     return UNKNOWN_VALUE  # annotated `nn.Module` only: any module, any output
                 if attr.kind == MODULE:
+                    local = self._local_class(attr.cls)
+                    forward = self.method(local, "forward") if local is not None else None
+                    if forward is not None and not any(isinstance(e, cst.Call) for _, e in scope.cls.attrs.get(name, ())):
+                        # `self.policy = policy` of a declared module class: what its forward returns
+                        got = self.returns(forward)
+                        if got.kind != UNKNOWN or got.ref is not None:
+                            return got
                     return self._submodule_call(scope.cls, name)
                 if attr.kind == OBJECT:
                     return self._method_result(attr, "__call__", call, scope)
