@@ -14,6 +14,9 @@ from torchsync_lint.rules._common import arg
 # One-argument `torch.where(cond)` is `nonzero` (TSL101); the three-argument form never syncs.
 # (Private: the rules' upper-case module sets are their claims, and this rule claims no name itself.)
 _OTHER_FORMS = frozenset(("torch.where",))
+# `isin` sorts (and syncs) only when the test set is large against the elements (the catalog's
+# 16 in 16); a small one is compared by brute force, measured sync-free (truth row mts-03).
+_SIZE_DEPENDENT = frozenset(("torch.isin",))
 # Sparse constructors were measured without a size: they take it from the indices (a max on the
 # host). Given `size` they need none, so the call is not reported (the position of `size`).
 _SIZE_GIVEN = {"torch.sparse_coo_tensor": 2, "torch.sparse_csr_tensor": 3, "torch.sparse_csc_tensor": 3}
@@ -24,7 +27,7 @@ def measured_claims() -> FrozenSet[str]:
     """Catalog names of torch callables whose default form synced and whose sync does not depend
     on the arguments (``argument_dependent`` entries are decided by TSL111's forms), less the
     calls other rules claim. ``claims.claimed_calls`` reads this rule's claims from here."""
-    elsewhere = set(_OTHER_FORMS)
+    elsewhere = set(_OTHER_FORMS) | _SIZE_DEPENDENT
     for code, module in claims.rule_modules().items():
         if code != "TSL113":
             elsewhere |= claims.claimed_calls(module)
@@ -42,14 +45,14 @@ class MeasuredTorchSync(Rule):
     ## What it does
     Flags calls of torch functions and Tensor methods that the sync catalog measured to make the
     host wait in their plain form, where no rule of their own reports them: `torch.cov`,
-    `torch.corrcoef`, `torch.isin`, `F.gaussian_nll_loss`, `torch.combinations`,
+    `torch.corrcoef`, `F.gaussian_nll_loss`, `torch.combinations`,
     `torch.unravel_index`, `Tensor.to_sparse()`, `torch.nuclear_norm`, `torch.svd_lowrank`...
     The list is read from `catalog/data/sync_catalog.json`, so it follows the measurement.
 
     ## Why is this bad?
     These ops read a GPU value on the host inside: a validity check (`gaussian_nll_loss` tests
-    `var < 0`, `cov` checks its normalisation factor), a data-dependent output size (`isin`,
-    sparse conversions, `combinations`), or an iterative solver's convergence test. The host
+    `var < 0`, `cov` checks its normalisation factor), a data-dependent output size (sparse
+    conversions, `combinations`), or an iterative solver's convergence test. The host
     waits for every queued kernel each time, which no line of the calling code shows.
 
     ## Example
@@ -79,11 +82,12 @@ class MeasuredTorchSync(Rule):
 
     ## Fix safety
     Unsafe: the sync-free form depends on the op (the covariance by a matmul, as above; a fixed-size
-    mask instead of a sparse tensor; `(a.unsqueeze(-1) == b).any(-1)` for a small `isin`).
+    mask instead of a sparse tensor).
 
     ## Known problems
     The catalog measures each op once, with small synthesised arguments: an op whose sync depends
-    on its sizes (`isin` brute-forces small test sets without one) is reported for every size.
+    on its sizes is reported for every size, except `isin`, left alone (it sorts, and syncs, only
+    for a test set large against the elements; measured sync-free for a small one).
     A call whose first tensor argument is known to be on the CPU is not reported, nor a sparse
     constructor given its `size` (measured without one: it then reads the size off the indices).
 
