@@ -16,7 +16,6 @@ from torchsync_lint.inference.annotations import without_arraylike
 from torchsync_lint.inference.call_sites import CallSites, bound_names
 from torchsync_lint.inference.docstrings import docstring, parameter_types
 from torchsync_lint.inference.index import STEP_HOOKS, ClassInfo, FunctionInfo
-from torchsync_lint.inference.defs import HOST_EVIDENCE
 from torchsync_lint.inference.lightning import LIGHTNING_STEPS, is_lightning_module, moved_to_device
 from torchsync_lint.inference.names import dotted
 from torchsync_lint.inference.scope import Scope
@@ -182,38 +181,6 @@ class Summaries(CallSites):
         finally:
             self._busy.discard(key)
             self._forget_cuts()
-
-    def _declared_class(self, func: FunctionInfo, name: str, i: int, positional: bool, static: bool,
-                        v: Value) -> Value:
-        """``model: BaseModel`` that the calls pass one known class (a subclass): that class. Only
-        the calls at hand are asked (this file, the project when there is one): the declared
-        class is a sound answer, so no file is checked again for this."""
-        pos = i - (1 if func.is_method and not static else 0)
-        at = pos if positional else None
-        passed = self._passed(func, name, at)
-        if passed is None and func.parent is None and self.project is not None:
-            got = self.project.param(func.key, name, at)
-            passed = got if got.kind != UNKNOWN else None
-        if passed is not None and (passed.kind in (MODULE, OBJECT) and passed.cls is not None or passed.kind == BATCH):
-            return passed  # a subclass; a batch a training loop passes on
-        return v
-
-    def _host_from_callers(self, func: FunctionInfo, name: str, i: int, positional: bool, static: bool,
-                           v: Value) -> Value:
-        """``positive_batch: LongTensor`` that every call in the project passes a host tensor (a
-        batch the training loop samples on the CPU): on the host. Other files are asked only in
-        the project pass, and only where some of them pass a host tensor (``HOST_EVIDENCE``)."""
-        pos = i - (1 if func.is_method and not static else 0)
-        at = pos if positional else None
-        passed = self._passed(func, name, at)
-        if passed is None and func.parent is None:
-            if self.project is None or self.recorded is not None:
-                self.open_params.add(HOST_EVIDENCE + func.key)
-            if self.project is not None and self.project.param_on_host(func.key, name, at):
-                return v.with_(device=CPU)
-        if passed is not None and passed.kind == TENSOR and passed.device == CPU and not passed.assumed:
-            return v.with_(device=CPU, host_data=v.host_data or passed.host_data)
-        return v
 
     def _entry_device(self, func: FunctionInfo, name: str, pos: Optional[int], default: Value) -> Value:
         """``def schedule(n, device="cpu")`` that no call in the project reaches: an entry point whose
