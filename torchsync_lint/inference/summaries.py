@@ -14,6 +14,7 @@ import libcst as cst
 
 from torchsync_lint.inference.annotations import without_arraylike
 from torchsync_lint.inference.call_sites import CallSites, bound_names
+from torchsync_lint.inference.collate import collate_names, collates, on_host
 from torchsync_lint.inference.docstrings import docstring, parameter_types
 from torchsync_lint.inference.index import STEP_HOOKS, ClassInfo, FunctionInfo
 from torchsync_lint.inference.lightning import LIGHTNING_STEPS, is_lightning_module, moved_to_device
@@ -171,6 +172,8 @@ class Summaries(CallSites):
                     v = tensor(CPU if self.assume_params == "cpu" else None)
                 elif v.kind == TENSOR and v.device is None and self.assume_params == "cpu":
                     v = v.with_(device=CPU)  # `betas: Tensor` called with host tensors
+                if collates(func, self._collate_names()):
+                    v = on_host(v)  # a DataLoader's collate function: samples on the host
                 out[name] = v
             if isinstance(p.star_arg, cst.Param):
                 out[p.star_arg.name.value] = Value(TUPLE)
@@ -181,6 +184,12 @@ class Summaries(CallSites):
         finally:
             self._busy.discard(key)
             self._forget_cuts()
+
+    def _collate_names(self) -> set:
+        got = getattr(self, "_collate_memo", None)
+        if got is None:
+            got = self._collate_memo = collate_names(self.index)
+        return got
 
     def _entry_device(self, func: FunctionInfo, name: str, pos: Optional[int], default: Value) -> Value:
         """``def schedule(n, device="cpu")`` that no call in the project reaches: an entry point whose
