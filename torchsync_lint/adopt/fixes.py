@@ -351,7 +351,8 @@ def _parses(source: str, path: str) -> Optional[str]:
     return None
 
 
-def _key(f) -> Tuple:
+def finding_key(f) -> Tuple:
+    """What names one finding in a report and in a check of the same text again."""
     return f.code, f.line, f.col, f.end_line, f.end_col
 
 
@@ -361,12 +362,13 @@ def fresh_fixes(source: str, path: str, findings: Sequence, config, project=None
     anyone who can write the project can craft: the run chooses which findings to fix, the
     source alone what their fixes write. Every finding is reported here (``include_cold``; the
     run has already applied the settings and noqa comments), with the project's values when
-    ``project`` (an ``OnDemand``) is given."""
-    wanted_keys = {_key(f) for f in findings}
+    ``project`` (an ``OnDemand``) is given, but never with the report a whole run stored for the
+    same text (``stored=False``: that too is read from the cache)."""
+    wanted_keys = {finding_key(f) for f in findings}
     every = replace(config, include_cold=True)
     fresh = lint_source(source, path, every, module_name=module_name_for(path)[0], inline_noqa=False,
-                        project=project)
-    return [f for f in fresh if _key(f) in wanted_keys]
+                        project=project, stored=False)
+    return [f for f in fresh if finding_key(f) in wanted_keys]
 
 
 def fix_source(source: str, path: str, findings: Sequence, config, unsafe: bool,
