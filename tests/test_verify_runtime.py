@@ -193,3 +193,34 @@ def test_a_streamed_job_survives_a_crash_and_takes_tasks_fed_after_it(project):
     for i in (0, 2, 3):
         assert not res.results[i].get("failure"), res.results[i]
         assert res.results[i]["events"], res.results[i]
+
+
+def test_only_the_flagged_statements_run(project, capsys):
+    """Issue 20: snippet mode imports the module but runs only what was flagged: the statements
+    before and after a finding in the same function never run."""
+    (project / "lossmod.py").write_text(textwrap.dedent("""\
+        import os
+        import pathlib
+
+        import torch
+        from torch import nn
+
+
+        def mark(name):
+            pathlib.Path(os.environ["TSL_TEST_MARKER"] + "." + name).write_text("ran")
+            return 1
+
+
+        class Loss(nn.Module):
+            def forward(self, x):
+                before = mark("before")
+                total = mark("flagged") + x.sum().item()
+                after = mark("after")
+                return total + before + after
+    """))
+    code, out, err = run(capsys, "--verify=predict", "--format", "json", "lossmod.py")
+    findings = json.loads(out)
+    assert [(f["line"], f["code"]) for f in findings] == [(16, "TSL001")], err
+    assert findings[0]["verify"]["status"] == "predicted", findings[0]["verify"]
+    assert (project / "marker.flagged").read_text() == "ran"  # the flagged statement itself ran
+    assert not (project / "marker.before").exists() and not (project / "marker.after").exists()
