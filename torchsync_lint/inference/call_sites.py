@@ -9,7 +9,7 @@ A mixin of ``evaluate.Evaluator`` (through ``summaries.Summaries``): it uses the
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from typing import Dict, Iterator, List, Optional
 
 import libcst as cst
 
@@ -237,13 +237,19 @@ class CallSites:
     def _passed_values(self, func: FunctionInfo, name: str, pos: Optional[int], omitted: Optional[list] = None
                        ) -> Optional[List[Value]]:
         """What each of the file's call sites passes for a parameter; None where one unpacks ``*args``."""
-        sites = self._sites(func)
-        values: List[Value] = []
-        for site in sites:
+        values = list(self._iter_passed(func, name, pos, omitted))
+        return None if any(v is None for v in values) else values
+
+    def _iter_passed(self, func: FunctionInfo, name: str, pos: Optional[int], omitted: Optional[list] = None
+                     ) -> Iterator[Optional[Value]]:
+        """What each call site passes, one at a time (None, and the end, where one unpacks ``*args``):
+        a caller that needs one answer stops at the first site that gives it."""
+        for site in self._sites(func):
             arg = None
             positional = [a for a in site.call.args if a.keyword is None and not a.star]
             if any(a.star for a in site.call.args):
-                return None
+                yield None
+                return
             for a in site.call.args:
                 if a.keyword is not None and a.keyword.value == name:
                     arg = a
@@ -255,11 +261,7 @@ class CallSites:
                     omitted.append(True)
                 continue
             passed = self._passed_parameter(site.caller, arg.value)
-            if passed is not None:
-                values.append(passed)
-                continue
-            values.append(self.argument(site.caller, site.call, arg.value))
-        return values
+            yield passed if passed is not None else self.argument(site.caller, site.call, arg.value)
 
     def _declared_class(self, func: FunctionInfo, name: str, i: int, positional: bool, static: bool,
                         v: Value) -> Value:
@@ -283,14 +285,18 @@ class CallSites:
         the project pass, and only where some of them pass a host tensor (``HOST_EVIDENCE``)."""
         pos = i - (1 if func.is_method and not static else 0)
         at = pos if positional else None
-        passed = self._passed(func, name, at)
-        if passed is None and func.parent is None:
+        seen = False
+        for passed in self._iter_passed(func, name, at):
+            if passed is None or passed.kind != TENSOR or passed.device != CPU or passed.assumed:
+                return v  # one call passes something else: stop there (most do, at the first)
+            seen = True
+        if seen:
+            return v.with_(device=CPU)
+        if func.parent is None:
             if self.project is None or self.recorded is not None:
                 self.open_params.add(HOST_EVIDENCE + func.key)
             if self.project is not None and self.project.param_on_host(func.key, name, at):
                 return v.with_(device=CPU)
-        if passed is not None and passed.kind == TENSOR and passed.device == CPU and not passed.assumed:
-            return v.with_(device=CPU, host_data=v.host_data or passed.host_data)
         return v
 
     def argument(self, caller: Optional[FunctionInfo], call: cst.Call, expr: cst.BaseExpression) -> Value:
