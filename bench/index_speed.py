@@ -22,7 +22,8 @@ the other's entries).
 (d) flake8 ``--select TSL --jobs J`` over the whole warm tree against a cold CLI run (``--jobs J``),
     peak memory of each.
 With ``--repeat R`` each measure runs R times, the two sides taking turns, and the fastest run of
-each is kept (a shared machine only ever adds time). ``--bytecode`` says whether the linter's
+each is kept (a shared machine only ever adds time), or with ``--keep median`` the median.
+``--bytecode`` says whether the linter's
 modules are compiled beforehand (an installed package) or compiled by every process (a checkout
 run with ``PYTHONDONTWRITEBYTECODE``, as the numbers before 2026-11-27 were taken).
 Timings only; nothing here asserts a speed.
@@ -34,6 +35,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -132,6 +134,8 @@ def main(argv=None) -> int:
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--only", default="a,b,c,d")
     p.add_argument("--repeat", type=int, default=1, help="runs of each measure, sides interleaved; the fastest kept")
+    p.add_argument("--keep", choices=("fastest", "median"), default="fastest",
+                   help="which of the repeated runs a measure reports (median: steadier on a shared machine)")
     p.add_argument("--bytecode", choices=("none", "compiled"), default="none",
                    help="the linter's modules without compiled bytecode (each process compiles them) or compiled")
     args = p.parse_args(argv)
@@ -146,9 +150,11 @@ def main(argv=None) -> int:
     else:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
     reps = range(args.repeat)
+    runs: Dict[Tuple[str, str], List[float]] = {}  # (side, measure) -> CPU of every repeat
 
     def best(key: str, side: str, got: Tuple[float, int, str]) -> str:
         """Keep the fastest of the repeats (CPU, its peak memory); returns the output."""
+        runs.setdefault((side, key), []).append(got[0])
         old = out.setdefault(side, {}).get(key)
         if old is None or got[0] < old[0]:
             out[side][key] = got[:2]
@@ -161,7 +167,7 @@ def main(argv=None) -> int:
             files = copy_project(args.corpus, roots[s], args.limit)
             shutil.copytree(roots[s], roots[s] + "-cold")
         print(f"corpus {args.corpus}: {len(files)} files; jobs {args.jobs}; repeat {args.repeat} (sides "
-              f"interleaved, fastest kept); bytecode {args.bytecode}; CPU = children's user+system")
+              f"interleaved, {args.keep} kept); bytecode {args.bytecode}; CPU = children's user+system")
         if "b" in only:
             with open(os.path.join(tmp, "files.json"), "w") as fh:
                 json.dump([os.path.join(roots["after"] + "-cold", f) for f in files], fh)
@@ -172,6 +178,8 @@ def main(argv=None) -> int:
                     parse, run = json.loads(got.stdout.strip().splitlines()[-1])
                     old = out[s].get("b")
                     out[s]["b"] = (parse, run) if old is None else (min(old[0], parse), min(old[1], run))
+                    runs.setdefault((s, "b_parse"), []).append(parse)
+                    runs.setdefault((s, "b_run"), []).append(run)
                     out[s].setdefault("b_ratios", []).append(run / parse)
         for s, co in sides.items():  # cold CLI (d's reference; leaves the tree warm for a, c, d)
             py = side_python(co)
@@ -213,12 +221,15 @@ def main(argv=None) -> int:
                     c = res[s]
                     c["cold"] = min(c.get("cold", cold[0]), cold[0])
                     c["warm"] = min(c.get("warm", warm[0]), warm[0])
+                    runs.setdefault((s, "c_cold"), []).append(cold[0])
+                    runs.setdefault((s, "c_warm"), []).append(warm[0])
                     c["same_warm"] = c.get("same_warm", True) and findings(cold[2]) == findings(warm[2])
                     for name, rel in (("leaf", args.leaf), ("base", args.base)):
                         with open(os.path.join(root, rel), "a") as fh:
                             fh.write(APPEND.replace("_bench_added_helper", f"_bench_added_{name}"))
                         edited = measure(run, root, env)
                         c[name] = min(c.get(name, edited[0]), edited[0])
+                        runs.setdefault((s, "c_" + name), []).append(edited[0])
                         if r == 0:  # the edited tree's findings against a cold run of it, once
                             fresh = measure(cli(py, "--jobs", str(args.jobs), "--no-cache", "--format", "json", "."),
                                             root, env)
@@ -229,6 +240,18 @@ def main(argv=None) -> int:
                     c["cache_mib"] = int(sizes[0]) / 1024 if sizes else None
             for s in sides:
                 out[s]["c"] = res[s]
+    if args.keep == "median":
+        for (s, key), values in runs.items():
+            mid = statistics.median(values)
+            if key.startswith("c_"):
+                out[s]["c"][key[2:]] = mid
+            elif key in ("b_parse", "b_run"):
+                parse, run = out[s]["b"]
+                out[s]["b"] = (mid, run) if key == "b_parse" else (parse, mid)
+            elif s == "plain":
+                out["plain_ef"] = (mid, out["plain_ef"][1])
+            else:
+                out[s][key] = (mid, out[s][key][1])
     print(json.dumps(out, indent=1))
     for s in sides:
         r = out[s]

@@ -337,3 +337,60 @@ def test_cache_fingerprint_covers_every_stage_of_the_package(tmp_path, monkeypat
     finally:
         cache_mod.code_fingerprint.cache_clear()
     assert seen and pathlib.Path(seen[0]).resolve() == pkg_root.resolve()
+
+
+STATEMENT_LINES = '''\
+import torch
+class M(torch.nn.Module):
+    def forward(self, x):
+        # a comment above the line
+        a = x.item()
+        if x.sum():
+            for i in range(3):
+                while i:
+                    with torch.no_grad():
+                        try:
+                            b = x.item()
+                        except ValueError:
+                            c = x.tolist()
+                        else:
+                            d = x.item()
+                        finally:
+                            e = x.item()
+        else:
+            f = x.item()
+        if x.any(): g = x.item()
+        a = x.item()
+        return x.item()
+def top(x):
+\th = x.item()
+\tif x:
+\t    k = x.tolist()
+\treturn h
+def dup(x):
+    a = x.item()
+    return a
+'''
+
+
+@pytest.mark.parametrize("source", [STATEMENT_LINES, STATEMENT_LINES.replace("\n", "\r\n")], ids=["lf", "crlf"])
+def test_positions_from_statement_lines(source, monkeypatch):
+    """A finding is placed from the statement line that holds it (indented blocks of every kind,
+    a comment above it, tabs), else from its function (a line whose text occurs twice, a one-line
+    suite, a header), where it was placed from the whole module before."""
+    from torchsync_lint.check import positions as positions_module
+
+    generated = []
+    real = positions_module._generate
+
+    def spy(module, root, nodes, indent=""):
+        generated.append(type(root).__name__)
+        return real(module, root, nodes, indent)
+
+    monkeypatch.setattr(positions_module, "_generate", spy)
+    fast = _findings(source, "m.py")
+    if "\r" not in source:  # lone CRs: the whole module is generated
+        assert "SimpleStatementLine" in generated
+    monkeypatch.setattr(file_check, "places", lambda *args: None)
+    assert fast == _findings(source, "m.py")
+    assert sorted({f[0] for f in fast}) == [5, 6, 11, 13, 15, 17, 19, 20, 21, 22, 24, 29]

@@ -158,10 +158,116 @@ def test_growing_wave_projects_place_calls_as_fresh_projects_do():
     impl = iface("pkg.impl", functions=["helper"])
     waves = Waves()
     interfaces: dict = {}
+    placings = []
     for added in ([user], [lib], [pkg], [impl]):
         interfaces.update((i["module"], i) for i in added)
         grown, fresh = TrackedProject(interfaces, waves), Project(dict(interfaces))
         assert grown._call_index() == fresh._call_index()
         assert {k: v for k, v in grown._functions.items()} == fresh._functions
+        placings.append(waves.table.placings)
     assert set(grown._call_index()) == {"lib.g", "pkg.impl.helper"}
-    assert waves.targets  # the entries were placed once and shared
+    # each entry is placed again only where the wave added what its placing looked up: `lib.g`
+    # when lib arrives, `pkg.helper` when pkg arrives (an alias) and when pkg.impl does
+    assert placings == [2, 1, 1, 1]
+
+
+def _table_iface(module, functions=(), classes=None, aliases=None, calls=(), values=None):
+    return {"module": module, "functions": {f"{module}.{f}": {"returns": {"kind": "tensor"}} for f in functions},
+            "classes": classes or {}, "values": values or {}, "aliases": aliases or {},
+            "calls": [list(c) for c in calls]}
+
+
+def test_callers_table_after_replaced_and_reordered_interfaces_is_a_fresh_one():
+    """The project pass replaces the interfaces of the files it checked again and lists them in
+    file order: the table built from the previous one (``run.call_table``) places again what a
+    replaced interface can change (an override that came, a function that went) and is still,
+    key by key and site by site, the table a fresh project builds."""
+    from torchsync_lint.inference.project import Project
+    from torchsync_lint.run.tracked_project import Waves
+
+    base = _table_iface("m.base", functions=["Base.step", "Base.run"], classes={
+        "m.base.Base": {"bases": ["torch.nn.Module"], "methods": {"step": "m.base.Base.step", "run": "m.base.Base.run"},
+                        "attrs": {}}},
+        calls=[("@self", "m.base.Base", "step", [{"kind": "tensor"}], {})])
+    helpers = _table_iface("m.helpers", functions=["grid", "gone"])
+    user = _table_iface("m.user", aliases={"grid": "m.helpers.grid", "gone": "m.helpers.gone", "Sub": "m.sub.Sub"},
+                        calls=[("m.helpers.grid", [{"kind": "tensor"}], {}), ("m.helpers.gone", [], {}),
+                               ("m.sub.Sub", [{"kind": "number"}], {}),
+                               ("@method", {"kind": "object", "cls": "m.sub.Sub"}, "step", [{"kind": "tensor"}], {})])
+    sub = _table_iface("m.sub", functions=["Sub.__init__"], aliases={"Base": "m.base.Base"}, classes={
+        "m.sub.Sub": {"bases": ["m.base.Base"], "methods": {"__init__": "m.sub.Sub.__init__"}, "attrs": {}}})
+    test = _table_iface("tests.test_user", aliases={"grid": "m.helpers.grid"},
+                        calls=[("m.helpers.grid", [{"kind": "tensor"}], {})])
+    waves = Waves()
+    interfaces = {}
+    for added in ([base, helpers], [sub], [user, test]):
+        interfaces.update((i["module"], i) for i in added)
+        grown = TrackedProject(interfaces, waves)
+        assert grown._call_index() == Project(dict(interfaces))._call_index()
+    # the project pass: every interface in file order, two of them replaced by new objects
+    sub2 = dict(sub, functions=dict(sub["functions"], **{"m.sub.Sub.step": {"returns": {"kind": "number"}}}),
+                classes={"m.sub.Sub": dict(sub["classes"]["m.sub.Sub"], methods={
+                    "__init__": "m.sub.Sub.__init__", "step": "m.sub.Sub.step"})})
+    helpers2 = dict(helpers, functions={"m.helpers.grid": {"returns": {"kind": "number"}}})
+    placings = []
+    for final in ({"m.user": user, "m.base": base, "m.helpers": helpers, "m.sub": sub, "tests.test_user": test},
+                  {"m.user": user, "m.base": base, "m.helpers": helpers2, "m.sub": sub2, "tests.test_user": test}):
+        project, fresh = TrackedProject(final, waves), Project(dict(final))
+        assert project._call_index() == fresh._call_index()
+        placings.append(waves.table.placings)
+        expected = {}
+        for module, iface in final.items():
+            for key, args, kwargs in fresh.calls_from(iface):
+                expected.setdefault(key, []).append([module, args, kwargs])
+        assert project.calls_by_module() == expected
+    # the override now receives what `self.step(...)` in the base passes; `gone` has no callers
+    assert "m.sub.Sub.step" in project._call_index() and "m.helpers.gone" not in project._call_index()
+    assert placings[0] == 1  # reordered only: the `obj.method(...)` entry alone is placed again
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (Path(__file__).parent / "projects").iterdir()))
+def test_every_projects_callers_table_is_a_fresh_one(name, monkeypatch):
+    """Over a whole run of each fixture project (import waves, the project pass, the index), the
+    callers' table each project builds from the one before equals the one a fresh project builds."""
+    import itertools
+
+    from torchsync_lint.inference.project import Project
+
+    real = TrackedProject._call_index
+    checked = []
+
+    def compared(self):
+        fresh = self._calls is None
+        got = real(self)
+        if fresh:
+            given = dict(itertools.islice(self._ifaces.items(), self._given))
+            assert got == Project(given)._call_index()
+            checked.append(len(given))
+        return got
+
+    monkeypatch.setattr(TrackedProject, "_call_index", compared)
+    root = Path(__file__).parent / "projects" / name
+    lint_paths([str(root)], Config(select=["TSL"], include_cold=True), jobs=1)
+    assert checked
+
+
+def test_memoised_lookups_record_what_computing_them_records():
+    """``locate`` and ``mro`` are answered once per project; asked again, they record the same
+    entries (for the check's cache key and for the callers' table's probes) as the first time."""
+    classes = {"m.a.A": {"bases": ["m.b.B"], "methods": {"f": "m.a.A.f"}, "attrs": {}},
+               "m.b.B": {"bases": ["torch.nn.Module"], "methods": {"g": "m.b.B.g"}, "attrs": {}}}
+    ifaces = {"m.a": _table_iface("m.a", functions=["A.f"], aliases={"B": "m.b.B"},
+                                  classes={"m.a.A": classes["m.a.A"]}),
+              "m.b": _table_iface("m.b", functions=["B.g"], classes={"m.b.B": classes["m.b.B"]}),
+              "m": _table_iface("m", aliases={"A": "m.a.A"})}
+    project = TrackedProject(ifaces)
+    for ask in (lambda: project.locate("m.A.g"), lambda: project.mro("m.a.A")):
+        seen = []
+        for _ in range(2):
+            project.begin()
+            project._probe = {}
+            answer = ask()
+            seen.append((answer, project.end(), set(project._probe)))
+            project._probe = None
+        assert seen[0] == seen[1] and seen[0][1]
+    assert project.locate("m.A.g") == ("function", "m.b.B.g")

@@ -141,19 +141,58 @@ def _function_place(module: cst.Module, info: FunctionInfo) -> Optional[Tuple[cs
 
 
 def places(module: cst.Module, index: FileIndex, findings, statements: Dict[int, cst.CSTNode]):
-    """For each reported node, the statements to generate for its position, innermost first."""
+    """For each reported node, the statements to generate for its position, innermost first: the
+    statement line holding it, its function, its top-level statement."""
     memo: Dict[str, Optional[Tuple[cst.CSTNode, str]]] = {}
-    places = {}
+    wanted: Dict[str, set] = {}
     for raw in findings:
-        candidates = []
         if raw.function is not None:
             if raw.function not in memo:
                 info = index.functions.get(raw.function)
                 memo[raw.function] = _function_place(module, info) if info is not None else None
             if memo[raw.function] is not None:
-                candidates.append(memo[raw.function])
+                wanted.setdefault(raw.function, set()).add(id(raw.node))
+    lines: Dict[int, Tuple[cst.CSTNode, str]] = {}
+    for function, ids in wanted.items():
+        lines.update(_statement_lines(module, memo[function], ids))  # type: ignore[arg-type]
+    places = {}
+    for raw in findings:
+        candidates = []
+        line = lines.get(id(raw.node))
+        if line is not None:
+            candidates.append(line)
+        if raw.function is not None and memo[raw.function] is not None:
+            candidates.append(memo[raw.function])
         stmt = statements.get(id(raw.node))
         if stmt is not None:
             candidates.append((stmt, ""))
         places[id(raw.node)] = candidates
     return places
+
+
+# statements whose bodies are indented blocks (a statement line inside takes their indentation)
+_BLOCKS = frozenset((cst.FunctionDef, cst.ClassDef, cst.If, cst.Else, cst.For, cst.While, cst.With, cst.Try,
+                     cst.TryStar, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally, cst.IndentedBlock))
+
+
+def _statement_lines(module: cst.Module, place: Tuple[cst.CSTNode, str],
+                     wanted: set) -> Dict[int, Tuple[cst.CSTNode, str]]:
+    """id of a wanted node -> the statement line holding it and that line's indentation, for the
+    nodes of a function (``place``: its def and the indentation around it) that sit in a line
+    reached through indented blocks only (else its indentation is not known from here)."""
+    out: Dict[int, Tuple[cst.CSTNode, str]] = {}
+    default = module.default_indent
+    todo: List[Tuple[cst.CSTNode, str, Optional[Tuple[cst.CSTNode, str]]]] = [(place[0], place[1], None)]
+    while todo and len(out) < len(wanted):
+        node, indent, line = todo.pop()
+        if line is not None and id(node) in wanted:
+            out[id(node)] = line
+        t = type(node)
+        if t is cst.SimpleStatementLine:
+            line = (node, indent)
+        elif t is cst.IndentedBlock:
+            indent += default if node.indent is None else node.indent
+        elif line is None and t not in _BLOCKS:
+            continue  # a header, decorator or one-line suite: no statement line of its own here
+        todo.extend((child, indent, line) for child in reversed(list(walk.iter_children(node))))
+    return out

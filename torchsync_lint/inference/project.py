@@ -357,16 +357,21 @@ class Project:
     def calls_from(self, iface: Optional[dict]) -> List[Tuple[str, list, dict]]:
         """One file's calls into the project, each with the key of the function it reaches
         (``obj.method(...)`` entries: the method of the class the receiver resolves to)."""
+        test = test_module((iface or {}).get("module", ""))
         out: List[Tuple[str, list, dict]] = []
         for entry in (iface or {}).get("calls", ()):
-            if entry[0] == "@self":
-                _, cls_key, name, args, kwargs = entry
-                out.extend((key, args, kwargs) for key in self._dispatch(cls_key, name))
-                continue
+            out.extend(self.entry_calls(entry, test))
+        return out
+
+    def entry_calls(self, entry: list, test: bool = False) -> List[Tuple[str, list, dict]]:
+        """``calls_from`` for one call entry of an interface (``test``: of a test module)."""
+        if entry[0] == "@self":
+            _, cls_key, name, args, kwargs = entry
+            out = [(key, args, kwargs) for key in self._dispatch(cls_key, name)]
+        else:
             key = self.call_target(entry)
-            if key is not None:
-                out.append((key, entry[-2], entry[-1]))  # its args and kwargs
-        if test_module((iface or {}).get("module", "")):
+            out = [(key, entry[-2], entry[-1])] if key is not None else []  # its args and kwargs
+        if test:
             # a package's own tests show what its API takes, but they leave defaults out as its
             # users need not (`Trainer(model)` with `device="cpu"`): marked, they do not make a
             # default count (``has_callers``)

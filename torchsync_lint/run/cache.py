@@ -77,10 +77,11 @@ def write_json(path: str, payload: dict) -> None:
     read-only or full disk only costs speed, so its errors are dropped."""
     tmp = None
     try:
+        text = json.dumps(payload, separators=(",", ":"))  # one shot: the C encoder (``dump`` streams in Python)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, separators=(",", ":"))
+            fh.write(text)
         os.replace(tmp, path)
         tmp = None
     except (OSError, TypeError, ValueError):

@@ -34,7 +34,6 @@ from typing import Dict, Iterable, List, Optional, Tuple
 from torchsync_lint.check.report import FileReport, Options
 from torchsync_lint.check.source import module_name_for
 from torchsync_lint.inference.callgraph import summary_to_data
-from torchsync_lint.inference.project import Project
 from torchsync_lint.run.cache import ReportCache, code_fingerprint, write_json
 from torchsync_lint.run.report_data import from_cache
 from torchsync_lint.run.tracked_project import TrackedProject, Waves
@@ -140,11 +139,8 @@ def write(reports: List[FileReport], options: Options, hot: Iterable[str], cache
     old = Index.load(cache_dir, options)
     if old is not None and any(p not in files and os.path.exists(p) for p in old.files):
         return False  # a run over part of an indexed project keeps the whole project's index
-    project = TrackedProject(interfaces, waves) if waves is not None else Project(interfaces)
-    calls: Dict[str, list] = {}
-    for module, iface in interfaces.items():
-        for key, args, kwargs in project.calls_from(iface):
-            calls.setdefault(key, []).append([module, args, kwargs])
+    project = TrackedProject(interfaces, waves)
+    calls = project.calls_by_module()
     # the cache's entry shape ({"key", "data"}): one reader, one check for a foreign or torn file
     keys = sorted(set(touched) | set(interface_keys.values()))
     write_json(graph_file, {"key": ident, "data": {"format": FORMAT, "code": code_fingerprint(), "keys": keys,

@@ -30,14 +30,16 @@ head when it completes.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
-from torchsync_lint.inference.project import Project
+from torchsync_lint.inference.project import Project, test_module
+from torchsync_lint.run import call_table
 from torchsync_lint.inference.values import Value, to_data
 
 Dep = Tuple[str, ...]
-_UNSHARED = object()  # a lookup ``calls_from`` does not share across projects
+_UNSHARED = object()  # what ``_entry`` says of a lookup that is not a function, class or module
 # ``Project``'s plain attributes that answer for the whole project (tests check this is all)
 FLAGS = ("sets_default_device", "validation_off")
 
@@ -73,17 +75,18 @@ class _Recording(dict):
 
 
 class Waves:
-    """What the growing projects of one run's import waves share: the latest project (its key
-    tables are copied, not built again) and what each call entry reached (``calls_from``)."""
+    """What the growing projects of one run share: the latest project (its key tables are copied,
+    not built again) and its callers' table (the next project's is built from it: ``call_table``)."""
 
     def __init__(self) -> None:
         self.last: Optional["TrackedProject"] = None
-        self.targets: Dict[int, tuple] = {}
+        self.table: Optional[call_table.CallTable] = None  # the latest project's callers' table
 
 
 class TrackedProject(Project):
     def __init__(self, interfaces: Dict[str, dict], waves: Optional[Waves] = None) -> None:
-        self._targets = waves.targets if waves is not None else None
+        self._waves = waves
+        self._table: Optional[call_table.CallTable] = None
         self._probe: Optional[Dict[Dep, object]] = None
         self._frames: List[Set[Dep]] = []
         self._cycles: List[List[Set[Dep]]] = []
@@ -92,6 +95,8 @@ class TrackedProject(Project):
         self._digests: Dict[Dep, str] = {}
         self._quiet = 0
         self._flags: Dict[str, bool] = {}
+        self._pure: Dict[tuple, Tuple[object, List[Dep]]] = {}  # ``_replayed``: answer, entries read
+        self._capture: Optional[List[Dep]] = None
         super().__init__(interfaces, tables=waves.last if waves is not None else None)
         if waves is not None:
             waves.last = self
@@ -102,6 +107,8 @@ class TrackedProject(Project):
 
     # -- recording --------------------------------------------------------------------------------
     def _note(self, dep: Dep) -> None:
+        if self._capture is not None:
+            self._capture.append(dep)
         if self._probe is not None and dep not in self._probe:
             self._probe[dep] = self._entry(dep)
         if self._frames and not self._quiet:
@@ -145,7 +152,36 @@ class TrackedProject(Project):
             self._frames[-1].update(frame)
         return out
 
+    def _replayed(self, mk: tuple, compute: Callable[[], object]):
+        """``compute()`` for a question whose answer depends only on the interfaces (no memo of
+        the base class inside, no loader: a ``TrackedProject`` holds them all from the start),
+        computed once; a later ask records the entries the first one read, as computing it
+        again would (the check's entries, ``call_target``'s probes)."""
+        got = self._pure.get(mk)
+        if got is not None:
+            for dep in got[1]:
+                self._note(dep)
+            return got[0]
+        outer, self._capture = self._capture, []
+        try:
+            out = compute()
+            read = self._capture
+        finally:
+            self._capture = outer
+        if outer is not None:
+            outer.extend(read)
+        self._pure[mk] = (out, read)
+        return out
+
     # -- the base class's questions, recorded ----------------------------------------------------
+    def mro(self, cls_key: str) -> List[str]:
+        return self._replayed(("mro", cls_key), lambda: Project.mro(self, cls_key))  # type: ignore[return-value]
+
+    def locate(self, q: str, depth: int = 0) -> Optional[Tuple[str, str]]:
+        if depth:
+            return Project.locate(self, q, depth)
+        return self._replayed(("locate", q), lambda: Project.locate(self, q))  # type: ignore[return-value]
+
     # project-wide flags (``Project`` sets them from every interface): each read is a dependency
     @property
     def sets_default_device(self) -> bool:  # type: ignore[override]
@@ -218,32 +254,50 @@ class TrackedProject(Project):
         if self._calls is None:
             self._quiet += 1  # which call reaches which function: the ("k", key) entries say
             try:
-                return super()._call_index()
+                if self._waves is None:
+                    return super()._call_index()
+                given = dict(itertools.islice(self._ifaces.items(), self._given))
+                table = call_table.build(given, self._waves.table, test_module, self._place)
+                self._waves.table = table
+                self._table = table
+                self._calls = table.table
             finally:
                 self._quiet -= 1
         return self._calls
 
-    # -- the callers' table, placed once per call entry across the waves of a run -----------------
-    def call_target(self, entry: list) -> Optional[str]:
-        """As ``Project.call_target``; an entry placed by a name (not ``obj.method(...)``, which
-        resolves values) is placed again only when some entry its placing looked up (a function,
-        a class, a module, found or not) is another object here: the projects of the import waves
-        grow, and a call to a name they already held lands where it landed. Shared only while
-        the callers' table is built (a check records what it asks itself)."""
-        if self._targets is None or entry[0] == "@method" or (self._frames and not self._quiet):
-            return super().call_target(entry)
-        got = self._targets.get(id(entry))
-        if got is not None and got[0] is entry and all(self._entry(d) is o for d, o in got[2].items()):
-            return got[1]
+    def _place(self, entry: list, test: bool):
+        """``entry_calls`` with the lookups its placing made (``call_table``); None for an entry
+        that resolves values (``obj.method(...)``), placed again for every project."""
+        if entry[0] == "@method":
+            return self.entry_calls(entry, test), None
         outer, self._probe = self._probe, {}
         try:
-            key = super().call_target(entry)
-            probes = self._probe
+            placed = self.entry_calls(entry, test)
+            deps = tuple(self._probe)
         finally:
             self._probe = outer
-        if all(d[0] in ("f", "c", "m") for d in probes):
-            self._targets[id(entry)] = (entry, key, probes)
-        return key
+        if any(d[0] not in ("f", "c", "m") for d in deps):
+            return placed, None
+        if entry[0] == "@self":
+            deps += (("d", entry[2]),)  # the overrides: classes defining a method of that name
+        return placed, deps
+
+    def calls_by_module(self) -> Dict[str, list]:
+        """callee key -> [[calling module, args, kwargs], ...] over every interface, in the order
+        of ``calls_from`` over the interfaces (``project_index``)."""
+        if self._waves is not None:
+            self._call_index()
+        if self._table is None or self._table.spent:
+            out: Dict[str, list] = {}
+            for module, iface in itertools.islice(self._ifaces.items(), self._given):
+                for key, args, kwargs in self.calls_from(iface):
+                    out.setdefault(key, []).append([module, args, kwargs])
+            return out
+        out = {}
+        for module, placed in self._table.sites():
+            for key, args, kwargs in placed:
+                out.setdefault(key, []).append([module, args, kwargs])
+        return out
 
     def _entry(self, dep: Dep) -> object:
         """The object an ``f``/``c``/``m`` lookup finds here (None when absent)."""
