@@ -184,7 +184,8 @@ class Annotations:
 
     def _type_alias(self, ann: cst.BaseExpression, name: str) -> Value:
         """A name bound to a type: in this file (a module-level TYPE value), else through the
-        project (``("type", qualified name)``, resolved to the alias's meaning)."""
+        project (``("type", qualified name)``, resolved to the alias's meaning); a class of the
+        project (here or there, not a ``TypedDict``) means an instance of it, declared (``assumed``)."""
         if isinstance(ann, cst.Name):
             v = self.module_scope().lookup(ann.value)
             if v is not None and v.kind == TYPE and v.item is not None:
