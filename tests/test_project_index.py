@@ -157,6 +157,22 @@ def test_the_cache_stays_bounded_over_edits_and_a_warm_run_still_hits(tmp_path, 
     assert checked == [] and result.cache_size[0] > 0
 
 
+def test_pruning_with_the_keys_just_written_keeps_what_reading_them_back_keeps(tmp_path, monkeypatch):
+    """A run hands ``cache_prune`` the keys its index lists (not read back from the file it just
+    wrote): the same entries live as when every index is read."""
+    from torchsync_lint.run import cache_prune, project_index
+
+    root = _copy("crossfile", tmp_path)
+    cache = str(root / ".torchsync_cache")
+    written = []
+    real = project_index.write
+    monkeypatch.setattr(project_index, "write", lambda *a, **k: written.append(real(*a, **k)) or written[-1])
+    _cli(root)
+    name, keys = written[-1]
+    assert name.startswith("graph-") and keys
+    assert cache_prune._live_keys(cache, written[-1]) == cache_prune._live_keys(cache) == set(keys)
+
+
 def test_a_stored_answer_labels_run_once_functions_as_the_whole_run(tmp_path):
     """A helper called only from the set-up code of a training loop runs once: the whole run hides
     its sync by default, and so does the plugin answering from the index (not only the hot set)."""

@@ -16,7 +16,7 @@ import argparse
 import json
 import os
 import sys
-from typing import Set, Tuple
+from typing import List, Optional, Set, Tuple
 
 from torchsync_lint.config import CACHE_NAME
 from torchsync_lint.run.cache import code_fingerprint
@@ -36,8 +36,9 @@ def size(cache_dir: str) -> Tuple[int, int]:
     return entries, total
 
 
-def _live_keys(cache_dir: str) -> Set[str]:
-    """The keys current indexes list; indexes of other linter code are removed."""
+def _live_keys(cache_dir: str, known: Optional[Tuple[str, List[str]]] = None) -> Set[str]:
+    """The keys current indexes list; indexes of other linter code are removed. ``known``: an
+    index file just written by this code (its name) and the keys it lists, not read back."""
     live: Set[str] = set()
     folder = os.path.join(cache_dir, INDEX_DIR)
     code = code_fingerprint()
@@ -60,6 +61,9 @@ def _live_keys(cache_dir: str) -> Set[str]:
             continue
         if not name.startswith("graph-") or not name.endswith(".json"):
             continue
+        if known is not None and name == known[0]:
+            live.update(known[1])
+            continue
         path = os.path.join(folder, name)
         try:
             with open(path, "rb") as fh:
@@ -80,9 +84,10 @@ def _live_keys(cache_dir: str) -> Set[str]:
     return live
 
 
-def prune(cache_dir: str) -> Tuple[int, int]:
-    """Remove the entries no current index lists (and stray temporary files): (files, bytes)."""
-    live = _live_keys(cache_dir)
+def prune(cache_dir: str, known: Optional[Tuple[str, List[str]]] = None) -> Tuple[int, int]:
+    """Remove the entries no current index lists (and stray temporary files): (files, bytes).
+    ``known``: as for ``_live_keys``."""
+    live = _live_keys(cache_dir, known)
     removed = freed = 0
     try:
         folders = os.listdir(cache_dir)

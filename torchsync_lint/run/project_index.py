@@ -109,9 +109,10 @@ def file_digest(data: bytes) -> str:
 
 def write(reports: List[FileReport], options: Options, hot: Iterable[str], cache_dir: str,
           interface_keys: Dict[str, str], touched: Iterable[str] = (), once: Optional[Dict[str, str]] = None,
-          waves: Optional[Waves] = None) -> bool:
-    """Keep what this run derived (see the module docstring); False when a larger run's index is
-    kept instead. ``interface_keys``: path -> the cache key its interface was stored under
+          waves: Optional[Waves] = None) -> Optional[Tuple[str, List[str]]]:
+    """Keep what this run derived (see the module docstring): the name of the file listing the
+    cache keys it keeps and those keys (``cache_prune`` needs not read them back); None when a
+    larger run's index is kept instead. ``interface_keys``: path -> the cache key its interface was stored under
     (``interfaces.store_interfaces``); ``touched``: every cache key the run read or wrote,
     listed with the index so that ``cache_prune`` keeps them; ``waves``: what the run's projects
     placed (``tracked_project.Waves``), for the callers' table."""
@@ -138,7 +139,7 @@ def write(reports: List[FileReport], options: Options, hot: Iterable[str], cache
     index_file, graph_file = _paths(cache_dir, ident)
     old = Index.load(cache_dir, options)
     if old is not None and any(p not in files and os.path.exists(p) for p in old.files):
-        return False  # a run over part of an indexed project keeps the whole project's index
+        return None  # a run over part of an indexed project keeps the whole project's index
     project = TrackedProject(interfaces, waves)
     calls = project.calls_by_module()
     # the cache's entry shape ({"key", "data"}): one reader, one check for a foreign or torn file
@@ -154,7 +155,7 @@ def write(reports: List[FileReport], options: Options, hot: Iterable[str], cache
     for alt in _alternatives(options):
         if alt != options and index_id(alt) == ident:
             _write_selection(cache_dir, alt, ident)
-    return True
+    return os.path.basename(graph_file), keys
 
 
 class Index:

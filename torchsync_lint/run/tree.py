@@ -74,9 +74,10 @@ def lint_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None,
     if cache_dir is not None and stored is None:
         interface_keys = store_interfaces(reports, cache_dir)
         # a run over folders (the project, or part of it) keeps an index and prunes the cache
-        if folders and project_index.write(
-                reports, options, graph.hot(), cache_dir, interface_keys, touched, graph.once_map(), waves):
-            result.cache_pruned = cache_prune.prune(cache_dir)  # type: ignore[attr-defined]
+        written = project_index.write(reports, options, graph.hot(), cache_dir, interface_keys, touched,
+                                      graph.once_map(), waves) if folders else None
+        if written is not None:
+            result.cache_pruned = cache_prune.prune(cache_dir, written)  # type: ignore[attr-defined]
     if cache_dir is not None:
         result.cache_size = cache_prune.size(cache_dir)  # type: ignore[attr-defined]  (files, bytes)
     for r in reports:
