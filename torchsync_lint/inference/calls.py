@@ -177,6 +177,11 @@ class Calls:
         if q is None and isinstance(func, cst.Name):
             ref = scope.lookup(func.value)  # `window_fn(n)` with `window_fn=torch.hamming_window`
             q = ref.cls if ref is not None and ref.kind == FUNC else None
+        if q in ("typing.cast", "typing_extensions.cast") and len(call.args) == 2:
+            # `cast(T, v)`: what a type checker takes it for, else what `v` is
+            declared = self.annotation_value(call.args[0].value)
+            return declared if declared.kind != UNKNOWN or declared.ref is not None else self.infer(
+                call.args[1].value, scope)
         if q in named_tuples.FACTORIES:
             return named_tuples.constructor(call) or UNKNOWN_VALUE
         if q is not None and q.startswith(named_tuples.PREFIX):
