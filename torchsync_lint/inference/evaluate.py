@@ -277,7 +277,10 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
         if v.kind == SIZE:
             return INT
         if v.kind in (TENSOR, TENSOR_SEQ):
-            return tensor(v.device, v.dtype).with_(assumed=v.assumed)
+            el = tensor(v.device, v.dtype).with_(assumed=v.assumed)
+            if v.kind == TENSOR and v.ndim:  # rows of a tensor: one dimension less (of a 1-D one, 0-dim)
+                el = el.with_(ndim=v.ndim - 1, zero_dim=v.ndim == 1)
+            return el
         if v.kind in (LIST, TUPLE) and v.item is not None and not v.elts:
             return v.item
         if v.kind in (LIST, TUPLE) and v.elts:
