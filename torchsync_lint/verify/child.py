@@ -271,7 +271,9 @@ def _preload_later(chan: Channel) -> Optional[list]:
 
 def _preload(pairs) -> None:
     """Import the packages the job will import, while the parent still lints (started ahead).
-    Best effort: a package that fails here fails again, and is reported, when its snippet runs."""
+    Best effort: a package that fails here fails again, and is reported, when its snippet runs.
+    ``torch._dynamo`` is put off until a snippet uses it (``lazy``)."""
+    lazy_imports()
     for root, name in pairs:
         if root and root not in sys.path:
             sys.path.insert(0, root)
@@ -279,6 +281,14 @@ def _preload(pairs) -> None:
             importlib.import_module(name)
         except (Exception, SystemExit):  # a package's import may call sys.exit too; the job reports it
             sys.modules.pop(name, None)
+
+
+def lazy_imports() -> None:
+    """A snippet child's imports of ``torch._dynamo`` wait for its first use (``verify.lazy``)."""
+    from torchsync_lint.verify import lazy
+
+    if lazy.wanted():
+        lazy.install()
 
 
 _STDIN = None  # the protocol's stdin, once the user's code has /dev/null in its place
@@ -423,6 +433,8 @@ def main(argv=None, forked: Optional[Dict[str, Any]] = None) -> int:
             chan.send("fatal", reason="the job's mode or settings differ from the ones this child started with")
             return 2
         child.job = job
+    if job.get("kind") == "snippet":
+        lazy_imports()  # (a child given its job at once: its modules import with its tasks)
     if job.get("kind") == "probe":
         pass
     elif job.get("kind") == "entry":
