@@ -106,6 +106,9 @@ class Child:
         self.roots = Roots(torch)
         self.clock = self.long_clock = None
         self._modules: Dict[str, Any] = {}
+        # statements measured here, for the other findings of each (``snippet_child.run_task``);
+        # TORCHSYNC_VERIFY_NO_SHARE=1 measures every finding's statement again
+        self._shared: Optional[Dict[str, tuple]] = None if os.environ.get("TORCHSYNC_VERIFY_NO_SHARE") == "1" else {}
 
     def hello(self) -> bool:
         torch = self.torch
@@ -127,7 +130,7 @@ class Child:
             self.clock = self.long_clock.scaled(short_ms) if 0 < short_ms < self.long_clock.sleep_s * 1e3 \
                 else self.long_clock
             info["sleep_us"] = round(self.clock.sleep_s * 1e6, 1)
-            info["cycles_per_ms"] = round(self.clock.cycles_per_ms)
+            info["cycles_per_ms"] = self.startup["cycles_per_ms"] = round(self.clock.cycles_per_ms)
             self.startup["calibrate_s"] = round(time.monotonic() - t0, 3)
         info["startup"] = self.startup
         self.chan.send("ready", **info)
@@ -151,7 +154,7 @@ class Child:
                 module = self.module_for(task.get("file") or job)
                 if fresh:
                     import_s = round(time.monotonic() - t0, 3)
-                result = snippet_child.run_task(self, module, task)
+                result = snippet_child.run_task(self, module, task, self._shared)
             except ModuleImportError as exc:
                 result = {"failure": str(exc)}
             except Exception as exc:
