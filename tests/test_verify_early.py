@@ -72,6 +72,20 @@ def test_the_extraction_leaves_the_childrens_cpus_alone(monkeypatch):
     assert schedule.extraction_workers(26, busy=8) == 8
     assert schedule.extraction_workers(26, busy=16) == 1
     assert early.lint_jobs(8) == 8 and early.lint_jobs(20) == 1
+    # children forked from the fork server import nothing themselves: one CPU for the server's import
+    assert early.lint_jobs(8, forked=True) == 15 and early.lint_jobs(0, forked=True) == 16
+
+
+def test_the_lint_knows_children_from_the_fork_server():
+    from torchsync_lint.cli.command import _served
+    from torchsync_lint.verify import runner, served
+
+    class Fake:
+        pass
+
+    plain = runner.Started(Fake(), None, "gpu", {})
+    forked = runner.Started(served.ServedProc.__new__(served.ServedProc), None, "gpu", {})
+    assert not _served([plain]) and _served([plain, forked]) and not _served([])
 
 
 def _package(tmp_path):

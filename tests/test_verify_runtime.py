@@ -228,3 +228,48 @@ def test_only_the_flagged_statements_run(project, capsys):
     assert findings[0]["verify"]["status"] == "predicted", findings[0]["verify"]
     assert (project / "marker.flagged").read_text() == "ran"  # the flagged statement itself ran
     assert not (project / "marker.before").exists() and not (project / "marker.after").exists()
+
+
+SHARED_SOURCE = textwrap.dedent("""\
+    import os
+
+    import torch
+
+
+    def mark():
+        with open(os.environ["TSL_TEST_MARKER"], "a") as fh:
+            fh.write("ran\\n")
+        return 0
+
+
+    def step(x, y):
+        total = x.sum().item() + y.max().item() + mark()
+        return total
+""")
+
+
+@pytest.mark.parametrize("share", [True, False])
+def test_findings_of_one_statement_share_its_measurement(project, capsys, monkeypatch, share):
+    """Two findings on one statement: the child measures the statement once (the second finding
+    takes that measurement; TORCHSYNC_VERIFY_NO_SHARE=1 measures it again), with the same verdicts."""
+    (project / "lossmod.py").write_text(SHARED_SOURCE)
+    if not share:
+        monkeypatch.setenv("TORCHSYNC_VERIFY_NO_SHARE", "1")
+    code, out, err = run(capsys, "--verify=predict", "--format", "json", "lossmod.py")
+    findings = json.loads(out)
+    assert [(f["line"], f["col"]) for f in findings] == [(13, 13), (13, 30)], err
+    assert [f["verify"]["status"] for f in findings] == ["predicted", "inconclusive"]
+    assert [f["verify"]["syncs"] for f in findings] == [1, 0]
+    runs = (project / "marker").read_text().splitlines()
+    assert len(runs) == (1 if share else 2)
+
+
+def test_statement_key_ignores_the_finding_and_keeps_rewrites_apart():
+    from torchsync_lint.verify.snippet_child import statement_key
+
+    a = {"id": 0, "path": "m.py", "stmt": {"src": "t = x.item()", "line": 3}, "specs": {"x": {"kind": "tensor"}},
+         "self": None, "expr": {"src": "x.item()"}, "code": "TSL001"}
+    b = dict(a, id=1, expr={"src": "x"}, code="TSL002")
+    assert statement_key(a) == statement_key(b)
+    assert statement_key(dict(b, specs={"x": {"kind": "unknown"}})) != statement_key(a)
+    assert statement_key(dict(a, fix={"src": "t = x"})) is None

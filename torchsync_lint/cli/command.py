@@ -291,7 +291,7 @@ def _main(argv: Optional[List[str]], early: list) -> int:
         if lint_command.STDIN not in args.paths:
             started = verify_prestart(args, linted, early)  # the children's start-up overlaps the lint
             if started and args.jobs is None:  # the lint leaves the children's CPUs to them
-                args.jobs = verify_lint_jobs(len(started))
+                args.jobs = verify_lint_jobs(len(started), forked=_served(started))
     for child in early:  # started at the first line for a run that turned out to need none
         child.close(wait=False)
     early.clear()
@@ -300,6 +300,13 @@ def _main(argv: Optional[List[str]], early: list) -> int:
     finally:
         for child in started:  # the ones --verify never received (an early return, an error)
             child.close()
+
+
+def _served(started: list) -> bool:
+    """Whether ``--verify``'s children came from the fork server (``verify.served``)."""
+    from torchsync_lint.verify.served import ServedProc
+
+    return any(isinstance(getattr(child, "proc", None), ServedProc) for child in started)
 
 
 def _lint_and_report(args: argparse.Namespace, config: Config, known, linted: List[str], started: list) -> int:

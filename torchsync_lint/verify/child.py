@@ -106,6 +106,9 @@ class Child:
         self.roots = Roots(torch)
         self.clock = self.long_clock = None
         self._modules: Dict[str, Any] = {}
+        # statements measured here, for the other findings of each (``snippet_child.run_task``);
+        # TORCHSYNC_VERIFY_NO_SHARE=1 measures every finding's statement again
+        self._shared: Optional[Dict[str, tuple]] = None if os.environ.get("TORCHSYNC_VERIFY_NO_SHARE") == "1" else {}
 
     def hello(self) -> bool:
         torch = self.torch
@@ -127,7 +130,7 @@ class Child:
             self.clock = self.long_clock.scaled(short_ms) if 0 < short_ms < self.long_clock.sleep_s * 1e3 \
                 else self.long_clock
             info["sleep_us"] = round(self.clock.sleep_s * 1e6, 1)
-            info["cycles_per_ms"] = round(self.clock.cycles_per_ms)
+            info["cycles_per_ms"] = self.startup["cycles_per_ms"] = round(self.clock.cycles_per_ms)
             self.startup["calibrate_s"] = round(time.monotonic() - t0, 3)
         info["startup"] = self.startup
         self.chan.send("ready", **info)
@@ -151,7 +154,7 @@ class Child:
                 module = self.module_for(task.get("file") or job)
                 if fresh:
                     import_s = round(time.monotonic() - t0, 3)
-                result = snippet_child.run_task(self, module, task)
+                result = snippet_child.run_task(self, module, task, self._shared)
             except ModuleImportError as exc:
                 result = {"failure": str(exc)}
             except Exception as exc:
@@ -271,7 +274,9 @@ def _preload_later(chan: Channel) -> Optional[list]:
 
 def _preload(pairs) -> None:
     """Import the packages the job will import, while the parent still lints (started ahead).
-    Best effort: a package that fails here fails again, and is reported, when its snippet runs."""
+    Best effort: a package that fails here fails again, and is reported, when its snippet runs.
+    ``torch._dynamo`` is put off until a snippet uses it (``lazy``)."""
+    lazy_imports()
     for root, name in pairs:
         if root and root not in sys.path:
             sys.path.insert(0, root)
@@ -279,6 +284,14 @@ def _preload(pairs) -> None:
             importlib.import_module(name)
         except (Exception, SystemExit):  # a package's import may call sys.exit too; the job reports it
             sys.modules.pop(name, None)
+
+
+def lazy_imports() -> None:
+    """A snippet child's imports of ``torch._dynamo`` wait for its first use (``verify.lazy``)."""
+    from torchsync_lint.verify import lazy
+
+    if lazy.wanted():
+        lazy.install()
 
 
 _STDIN = None  # the protocol's stdin, once the user's code has /dev/null in its place
@@ -423,6 +436,8 @@ def main(argv=None, forked: Optional[Dict[str, Any]] = None) -> int:
             chan.send("fatal", reason="the job's mode or settings differ from the ones this child started with")
             return 2
         child.job = job
+    if job.get("kind") == "snippet":
+        lazy_imports()  # (a child given its job at once: its modules import with its tasks)
     if job.get("kind") == "probe":
         pass
     elif job.get("kind") == "entry":

@@ -35,10 +35,11 @@ def children_for(n_files: int, n_tasks: int) -> int:
     return max(1, min(8, n_files // 3, (os.cpu_count() or 1) // 2))
 
 
-def lint_jobs(n_children: int) -> int:
+def lint_jobs(n_children: int, forked: bool = False) -> int:
     """The lint's worker processes beside ``n_children`` snippet children importing their packages
-    (the user's ``--jobs`` wins): the CPUs the children do not use."""
-    return max(1, (os.cpu_count() or 1) - n_children)
+    (the user's ``--jobs`` wins): the CPUs the children do not use. Children forked from the fork
+    server (``forked``) import nothing themselves: the server's one import uses one CPU."""
+    return max(1, (os.cpu_count() or 1) - (min(1, n_children) if forked else n_children))
 
 
 def settings() -> dict:

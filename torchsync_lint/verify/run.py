@@ -311,13 +311,15 @@ class Verifier:
         def worst(key):
             vals = [x[key] for x in st if x.get(key) is not None]
             return f"{max(vals):.2f}" if vals else "?"
+        rates = [x["cycles_per_ms"] for x in st if x.get("cycles_per_ms")]
+        rate = f", sleep calibration {min(rates)}-{max(rates)} cycles/ms" if rates else ""
         self.note(f"verify: time: extraction {t_extracted - t0:.2f} s (overlapping the tasks), children {len(st)} "
                   f"(torch import {worst('torch_import_s')} s, CUDA driver and context beside it "
                   f"{worst('driver_s')} s, waited for {worst('driver_wait_s')} s, CUDA init "
                   f"{worst('cuda_init_s')} s, calibration "
                   f"{worst('calibrate_s')} s, the slowest of each), module imports {sum(imports):.2f} s, "
                   f"tasks {sum(secs) - sum(imports):.2f} s (sum over children), snippets done after "
-                  f"{time.monotonic() - t0:.2f} s")
+                  f"{time.monotonic() - t0:.2f} s{rate}")
         # the timeline, from the first child's start (before the lint when started ahead)
         ref = min([t["spawned"] for t in self.child_times if "spawned" in t] + [t0])
         steps = ("ready", "preloaded", "job_sent", "begin", "done")
