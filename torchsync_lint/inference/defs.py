@@ -143,3 +143,17 @@ def bound_names(func: FunctionInfo) -> frozenset:
 def param_named(node: cst.FunctionDef, name: str) -> Optional[cst.Param]:
     """The parameter of a def called ``name`` (None when it has none)."""
     return next((p for p in node_params(node) if p.name.value == name), None)
+
+
+# Decorators that turn a method into an attribute: reading `obj.name` runs the method.
+PROPERTY_DECORATORS = frozenset(("builtins.property", "functools.cached_property", "abc.abstractproperty"))
+
+
+def is_property(func: FunctionInfo, qualify) -> bool:
+    """``@property`` / ``@functools.cached_property`` (however imported): ``obj.name`` is what the
+    method returns (a setter, ``@name.setter``, is not)."""
+    for d in func.node.decorators:
+        expr = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+        if qualify(expr) in PROPERTY_DECORATORS or (isinstance(expr, cst.Name) and expr.value == "property"):
+            return True
+    return False

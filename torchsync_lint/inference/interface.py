@@ -20,6 +20,7 @@ from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference.evaluate import EXTERNAL_ROOTS, Evaluator
 from torchsync_lint.inference.callgraph import FileSummary, summary_from_data, summary_to_data  # noqa: F401
 from torchsync_lint.inference.switches import turns_validation_off
+from torchsync_lint.inference.defs import is_property
 from torchsync_lint.inference.index import FileIndex
 from torchsync_lint.inference.values import (
     DEVICE,
@@ -74,7 +75,9 @@ def extract(index: FileIndex, evaluator: Evaluator, summary: Optional[FileSummar
         # what instances hold: attributes methods assign, buffers, and the class body's fields and
         # values (`loss: Tensor` of a dataclass, `weights = torch.linspace(...)`)
         body = sorted((set(cls.class_fields) | set(cls.class_attrs)) - set(cls.attrs) - set(cls.buffers))
-        for name in list(cls.attrs) + sorted(cls.buffers) + body:
+        # and properties, which read as what they return
+        props = sorted(n for n, m in cls.methods.items() if n not in cls.attrs and is_property(m, index.aliases.qualify))
+        for name in list(cls.attrs) + sorted(cls.buffers) + body + props:
             v = evaluator.self_attr(cls, name)
             if _keep(v):
                 attrs[name] = to_data(v)

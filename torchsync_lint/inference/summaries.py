@@ -15,6 +15,7 @@ import libcst as cst
 from torchsync_lint.inference.annotations import without_arraylike
 from torchsync_lint.inference.call_sites import CallSites, bound_names
 from torchsync_lint.inference.collate import collate_names, collates, on_host
+from torchsync_lint.inference.defs import is_property
 from torchsync_lint.inference.docstrings import docstring, parameter_types
 from torchsync_lint.inference.index import STEP_HOOKS, ClassInfo, FunctionInfo
 from torchsync_lint.inference.lightning import LIGHTNING_STEPS, is_lightning_module, moved_to_device
@@ -388,6 +389,7 @@ class Summaries(CallSites):
         if busy in self._busy:
             self._cuts.append(busy)
             return UNKNOWN_VALUE
+        mark = len(self._cuts)
         self._busy.add(busy)
         try:
             if name in cls.buffers:
@@ -396,8 +398,9 @@ class Summaries(CallSites):
                 out = self._attr_join(cls, key, cls.attrs[name])
                 if name in cls.class_attrs:  # read before any method assigns it
                     out = join(out, self.infer(cls.class_attrs[name], self.module_scope()))
-            elif name in cls.methods:
-                out = UNKNOWN_VALUE
+            elif name in cls.methods:  # a property reads as what it returns; a method is no value here
+                m = cls.methods[name]
+                out = self.returns(m) if is_property(m, self.aliases.qualify) else UNKNOWN_VALUE
             elif name in cls.class_attrs:
                 # `weights = torch.linspace(0, 1, 5)` in the class body: made once, on the host
                 out = self.infer(cls.class_attrs[name], self.module_scope())
@@ -420,10 +423,12 @@ class Summaries(CallSites):
                         out = self._ref(("attr", base, name))
                         if out.kind != UNKNOWN:
                             break
-            self._attrs[key] = out
+            # tentative when a summary it depends on was cut short (a cycle through the callers)
+            self._memo(self._attrs, key, out, self._complete(busy, mark))
             return out
         finally:
             self._busy.discard(busy)
+            self._forget_cuts()
 
     def _attr_join(self, cls: ClassInfo, key: tuple, assignments) -> Value:
         """The join of every ``self.x = ...``. One that reads ``self.x`` itself (``self.x =
