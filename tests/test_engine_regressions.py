@@ -179,7 +179,7 @@ def test_fast_paths_find_what_the_plain_paths_find(path, monkeypatch):
     monkeypatch.setattr(RuleWalker, "run", lambda self, module: module.visit(self) and {})
     monkeypatch.setattr(file_check, "places", lambda *args: None)
     monkeypatch.setattr(file_check.walk, "visit", lambda module, visitor: module.visit(visitor))
-    monkeypatch.setattr(FileContext, "value", lambda self, expr: self.evaluator.infer(expr, self.scope))
+    monkeypatch.setattr(FileContext, "value", lambda self, expr: self._infer(expr))
     monkeypatch.setattr(FileContext, "qualname", lambda self, expr: self.aliases.qualify(expr))
     assert fast == _findings(source, str(path))
 

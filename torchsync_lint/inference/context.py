@@ -15,6 +15,7 @@ from torchsync_lint.inference.evaluate import Evaluator
 from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.index import COLD_METHODS, FileIndex, FunctionInfo, names_function
 from torchsync_lint.inference.branches import Branches, narrowed_by
+from torchsync_lint.inference.datasets import fetches_samples, unnamed_on_host
 from torchsync_lint.inference.frequency import EVERY_STEP, FrequencyTracker, caches_result, training_loops
 from torchsync_lint.inference.values import NUMBER, TENSOR, UNKNOWN, Value
 
@@ -47,6 +48,7 @@ class FileContext:
         self._scopes: List[Scope] = [evaluator.module_scope()]
         self._scopes[0] = Scope(None, None, dict(self._scopes[0].values))  # fresh, flow-sensitive
         self._funcs: List[FunctionInfo] = []
+        self._fetching: List[bool] = []  # per function: a dataset's sample-fetching method
         self._loops: List[cst.CSTNode] = []
         self._stores: Set[int] = set()
         self._hot_loop_depth = 0
@@ -71,8 +73,14 @@ class FileContext:
         hit = self._values.get(id(expr))
         if hit is not None and hit[0] is expr:
             return hit[1]
-        v = self.evaluator.infer(expr, self.scope)
+        v = self._infer(expr)
         self._values[id(expr)] = (expr, v)
+        return v
+
+    def _infer(self, expr: cst.BaseExpression) -> Value:
+        v = self.evaluator.infer(expr, self.scope)
+        if self._fetching and self._fetching[-1]:
+            v = unnamed_on_host(v)  # a dataset's __getitem__: what it holds and makes is on the host
         return v
 
     def is_tensor(self, expr: cst.BaseExpression) -> bool:
@@ -154,6 +162,7 @@ class FileContext:
         if info is None:
             return
         self._funcs.append(info)
+        self._fetching.append(fetches_samples(info, self.index, self.evaluator.project))
         self.frequency.enter_frame(training_loops(node, info.hot_loops) if info.hot_loops else {},
                                    bool(node.decorators) and caches_result(node, self.aliases.qualify), node)
         self._scopes.append(Scope(info, self.scope, dict(self.evaluator.params(info))))
@@ -165,6 +174,7 @@ class FileContext:
     def leave_function(self, node: cst.FunctionDef) -> None:
         if self._funcs and self._funcs[-1].node is node:
             self._funcs.pop()
+            self._fetching.pop()
             self.frequency.leave_frame()
             self._scopes.pop()
             self._values.clear()

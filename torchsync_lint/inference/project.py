@@ -173,6 +173,10 @@ class Project:
                     todo.append(bk)
         return out
 
+    def bases_in_ancestry(self, cls_key: str) -> List[str]:
+        """Every base named by the class or a project class it derives from (qualified names)."""
+        return [b for k in self.mro(cls_key) for b in self._classes[k][1].get("bases", ())]
+
     def has_base_named(self, cls_key: str, suffix: str) -> bool:
         """Some class in the project ancestry names a base ending in ``suffix`` (a framework class)."""
         return any(b.split(".")[-1].endswith(suffix)
