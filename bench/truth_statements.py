@@ -263,6 +263,24 @@ STATEMENTS: List[Statement] = [
     _s("h2d-31", "TSL202", "y[:2] = x[:2] * 3", note="GPU value: a device copy"),
     # TSL412 module-to-device
     _s("h2d-32", "TSL412", "m = self.lin.to(d)", note="a module on the device already: nothing to copy"),
+    # TSL003: a host tensor of GPU values
+    _s("h2d-33", "TSL003", "v = torch.tensor([zero_dim, zero_dim])", note="GPU elements read onto the host"),
+    _s("h2d-34", "TSL003", "v = torch.tensor([cpu_scalar, cpu_scalar])", note="CPU elements"),
+    # TSL113 measured-torch-sync
+    _s("mts-01", "TSL113", "v = torch.cov(x)"),
+    _s("mts-02", "TSL113", "v = F.gaussian_nll_loss(x, y, std)", note="checks var < 0 on the host"),
+    _s("mts-03", "TSL113", "v = torch.isin(t, idx)", note="4 test elements: brute force"),
+    # TSL114 unsorted-packed-sequence (a PackedSequence made on the spot: packing unsorted syncs
+    # itself, TSL111, so the sort order is put on the device without a copy)
+    _s("pps-01", "TSL114",
+       "ps = nn.utils.rnn.PackedSequence(x[:6], torch.tensor([3, 2, 1]), idx[:3].flip(0), idx[:3].flip(0))\n"
+       "v, n = nn.utils.rnn.pad_packed_sequence(ps)", note="sort order on the GPU: `unsorted_indices.cpu()`"),
+    _s("pps-02", "TSL114",
+       "ps = nn.utils.rnn.PackedSequence(x[:6], torch.tensor([3, 2, 1]))\nv, n = nn.utils.rnn.pad_packed_sequence(ps)",
+       note="no sort order"),
+    _s("pps-03", "TSL202",
+       "ps = nn.utils.rnn.PackedSequence(x[:6], torch.tensor([3, 2, 1]))\nv, n = nn.utils.rnn.pad_packed_sequence(ps)\n"
+       "m = n.to(d)", note="the lengths come back on the CPU"),
     # TSL203 index-put-python-scalar
     _s("idxput-01", "TSL203", "x[idx] = 1.0"),
     _s("idxput-02", "TSL203", "x[t] = 0"),
@@ -327,6 +345,8 @@ STATEMENTS: List[Statement] = [
     _s("asint-15", "TSL303", "v = torch.randint(0, t.max() + 1, (2,), device=d)", note="tensor high"),
     _s("asint-16", "TSL303", "v = torch.randint(0, n, (2,), device=d)", note="Python int high"),
     _s("asint-17", "TSL303", "v = torch.randint(t.min(), 9, (2,), device=d)", note="tensor low"),
+    _s("rows-01", "TSL303", "for j in cpu_t:\n    v = x[j]", note="items of a 1-D CPU tensor: 0-dim host indices"),
+    _s("rows-02", "TSL303", "for j in idx:\n    v = x[j]", note="items of a 1-D GPU tensor: 0-dim GPU indices"),
     # TSL401 explicit-synchronize
     _s("syncapi-01", "TSL401", "torch.cuda.synchronize()"),
     _s("syncapi-02", "TSL401", "torch.cuda.synchronize(d)"),
@@ -393,6 +413,8 @@ STATEMENTS: List[Statement] = [
     _s("optim-04", "TSL406", "self.opt.zero_grad()"),
     _s("optim-05", "TSL406", "loss.backward()"),
     _s("optim-06", "TSL406", "v = self.scaler.scale(loss)"),
+    _s("scaler-01", "TSL407", "s = self.scaler.scale(loss)\nv = self.scaler.state_dict()",
+       note="reads the scale made by scale()"),
     # Tensor-heavy code that never syncs (near-misses for every family)
     _s("free-01", "none", "v = len(x)", rule=None),
     _s("free-02", "none", "v = x.shape", rule=None),

@@ -55,6 +55,7 @@ def main():
     ap.add_argument("--warm-cache", action="store_true",
                     help="lint once first into a fresh cache, then time --verify with that cache (a project "
                          "linted before: the verifier's own part)")
+    ap.add_argument("--args", default="", help="more options for the command, one string (e.g. '--jobs 8')")
     ap.add_argument("paths", nargs="*")
     args = ap.parse_args()
     paths = args.paths or default_paths()
@@ -68,7 +69,7 @@ def main():
                         "json"] + paths, capture_output=True)
         print(f"  lint into a fresh cache first: {time.time() - t0:.1f} s")
     cmd = [sys.executable, "-m", "torchsync_lint", "--isolated", *cache, "--verify", "--verify-timeout", "30",
-           "--format", "json"] + paths
+           "--format", "json"] + args.args.split() + paths
     t0 = time.time()
     proc = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.time() - t0

@@ -168,7 +168,7 @@ def test_files_too_costly_for_libcst_are_skipped_quickly(project):
     for name, (text, _, _) in TOO_COSTLY.items():
         (project / name).write_text(text)
     proc = subprocess.run([sys.executable, "-m", "torchsync_lint", "--no-cache", *TOO_COSTLY, "good.py"],
-                          cwd=project, capture_output=True, text=True, timeout=60)
+                          cwd=project, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2
     assert proc.stdout.startswith(GOOD_FINDING)
     lines = proc.stderr.splitlines()
@@ -184,11 +184,11 @@ def test_pipes_and_devices_are_not_read(project):
     os.mkfifo(project / "pkg" / "fifo.py")  # opening it blocks until someone writes
     (project / "pkg" / "zero.py").symlink_to("/dev/zero")  # reading it never ends
     proc = subprocess.run([sys.executable, "-m", "torchsync_lint", "--no-cache", "pkg"], cwd=project,
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=300)
     assert (proc.returncode, proc.stderr) == (1, "")  # skipped in a folder
     assert proc.stdout.startswith("pkg/model.py:7:16: TSL001")
     proc = subprocess.run([sys.executable, "-m", "torchsync_lint", "--no-cache", "pkg/fifo.py", "pkg/zero.py"],
-                          cwd=project, capture_output=True, text=True, timeout=60)
+                          cwd=project, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == ["pkg/fifo.py: error: not a regular file (a pipe, socket or device)",
                                         "pkg/zero.py: error: not a regular file (a pipe, socket or device)"]

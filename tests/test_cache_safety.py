@@ -1,8 +1,11 @@
 """The report cache: it keeps itself out of git, and nothing read from it can write code into a
 user's file."""
 
+import json
 import subprocess
 import sys
+
+import pytest
 
 SYNC = "import torch\nfrom torch import nn\n\n\nclass L(nn.Module):\n    def forward(self, x):\n        return x.sum().item()\n"
 
@@ -35,35 +38,51 @@ PAYLOAD = '__import__("os").system("echo pwned > PWNED")'
 
 def _craft(cache_dir):
     """Rewrite every cached fix: what an attacker with write access to the cache folder (a shared
-    CI cache, a committed .torchsync_cache) would do."""
+    CI cache, a committed .torchsync_cache) would do. Per-file entries and the reports a folder
+    run stores for its project index alike."""
     import json
 
     crafted = 0
-    for entry in cache_dir.rglob("*.json"):
-        doc = json.loads(entry.read_text())
-        for f in doc.get("data", {}).get("findings", []):
-            if f.get("fix"):
-                f["fix"]["replacement"] = PAYLOAD
-                f["fix"]["imports"] = ["os"]
+
+    def walk(node):
+        nonlocal crafted
+        if isinstance(node, dict):
+            if "replacement" in node and "applicability" in node:
+                node["replacement"] = PAYLOAD
+                node["imports"] = ["os"]
                 crafted += 1
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    for entry in cache_dir.rglob("*.json"):
+        try:
+            doc = json.loads(entry.read_text())
+        except ValueError:
+            continue
+        walk(doc)
         entry.write_text(json.dumps(doc))
     return crafted
 
 
-def test_fix_never_takes_a_fix_from_the_cache(tmp_path):
-    """Regression (issue 20): a crafted cache entry made --fix write arbitrary code into a file."""
+@pytest.mark.parametrize("target", ["m.py", "."], ids=["file", "folder with a project index"])
+def test_fix_never_takes_a_fix_from_the_cache(tmp_path, target):
+    """Regression (issue 20): a crafted cache entry made --fix write arbitrary code into a file.
+    A folder run also stores its final reports for the project index, which a later check of an
+    unchanged file answers from: --fix and --diff must not take their fixes from those either."""
     (tmp_path / "pyproject.toml").write_text("[tool.torchsync-lint]\n")
-    target = tmp_path / "m.py"
-    target.write_text((FIXES / "TSL201_arange_before.py").read_text())
-    assert _lint(tmp_path, "m.py").returncode == 1  # fills the cache
+    target_file = tmp_path / "m.py"
+    target_file.write_text((FIXES / "TSL201_arange_before.py").read_text())
+    assert _lint(tmp_path, target).returncode == 1  # fills the cache
+    assert (tmp_path / ".torchsync_cache" / "index").exists() == (target == ".")
     assert _craft(tmp_path / ".torchsync_cache") >= 1
-    listed = _lint(tmp_path, "--output-format", "json", "m.py")  # the run itself answers from the cache
-    import json
-
+    listed = _lint(tmp_path, "--output-format", "json", target)  # the run itself answers from the cache
     assert json.loads(listed.stdout)[0]["fix"]["replacement"] == PAYLOAD, "the crafted entry is what the run reads"
-    diff = _lint(tmp_path, "--diff", "m.py")
+    diff = _lint(tmp_path, "--diff", target)
     assert "pwned" not in diff.stdout and "+import torch\n" in diff.stdout
-    proc = _lint(tmp_path, "--fix", "m.py")
+    proc = _lint(tmp_path, "--fix", target)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert target.read_text() == (FIXES / "TSL201_arange_after.py").read_text()
-    assert "pwned" not in target.read_text() and not (tmp_path / "PWNED").exists()
+    assert target_file.read_text() == (FIXES / "TSL201_arange_after.py").read_text()
+    assert "pwned" not in target_file.read_text() and not (tmp_path / "PWNED").exists()

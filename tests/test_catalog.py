@@ -106,13 +106,10 @@ UNMEASURED_CLAIMS = {
         "Wishart").split()},
     "TSL405": {"torch.linalg.cond"},
     "TSL406": {"torch.nn.utils.clip_grad_norm"},  # deprecated alias of clip_grad_norm_
-    # reads the scale and the growth tracker with .item(); measure:
-    #   s = torch.amp.GradScaler("cuda"); loss = model(x).sum(); s.scale(loss).backward(); s.step(opt); s.update()
-    #   torch.cuda._sleep(big); t0 = time.perf_counter(); s.state_dict(); host_ms = time.perf_counter() - t0
-    "TSL407": {"torch.amp.GradScaler.state_dict"},
 }
 # Truth-table rows that measured a claim under another family's id: (rule, call) -> row id.
-TRUTH_EVIDENCE = {("TSL407", "torch.amp.GradScaler.step"): "optim-01"}
+TRUTH_EVIDENCE = {("TSL407", "torch.amp.GradScaler.step"): "optim-01",
+                  ("TSL407", "torch.amp.GradScaler.state_dict"): "scaler-01"}
 # Rules that claim no torch call (a language form: truthiness, indexing, conversions): their claim
 # is measured by synced truth-table rows naming them, or by the data named here.
 CLAIMS_MEASURED_ELSEWHERE = {

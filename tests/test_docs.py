@@ -158,6 +158,9 @@ def test_rule_pages_link_only_to_what_ships():
     for page in pages:
         for target in re.findall(r"\]\(([^)\s]+)\)", page):
             assert target.startswith("https://") or re.fullmatch(r"TSL\d{3}\.md(#[\w-]+)?", target), target
+            repo_path = re.match(r"https://github\.com/torchsync-lint/torchsync-lint/(?:blob|tree)/main/([^#]+)", target)
+            if repo_path:  # a link into the repository names a file or folder that is there
+                assert (REPO / repo_path.group(1)).exists(), target
         prose = re.sub(r"```.*?```", "", page, flags=re.S)
         prose = re.sub(r"`[^`]*`", "", prose)
         prose = re.sub(r"\[[^\]]*\]\([^)]*\)", "", prose)

@@ -120,13 +120,11 @@ def test_a_git_ignored_folder_named_explicitly_is_walked(project, capsys):
     assert linted(capsys, "vendored") == [os.path.join("vendored", "lib.py")]
 
 
-@pytest.mark.parametrize("rel", ["build/x.py", "pkg/build/x.py", "pkg/sub/a.py", "pkg/other/a.py", "a/generated/b.py",
-                                 "gen.py", "docs/x.py", "docs", "src/docs/y.py", "keep.py"])
-def test_plain_patterns_agree_with_pathspec_where_pathspec_is_missing(rel):
-    """A bare interpreter without pathspec reads the usual patterns the same way (with a note)."""
-    import pathspec
-
-    from torchsync_lint.run import files
-
-    patterns = ("build", "pkg/sub", "**/generated/*.py", "gen.py", "docs/", "# a comment", "")
-    assert files._PlainSpec(patterns).match_file(rel) == pathspec.GitIgnoreSpec.from_lines(patterns).match_file(rel)
+def test_gitignore_negation_and_classes_in_excludes_and_per_file_ignores(project, capsys):
+    """One dialect, read by pathspec for both settings: a negated pattern takes a file back and a
+    character class matches, as in a .gitignore (a hand-written fnmatch reader ignored `!`)."""
+    write(project, "pyproject.toml", '[tool.torchsync-lint]\nextend-exclude = ["gen/*.py", "!gen/keep.py"]\n'
+                                     '[tool.torchsync-lint.per-file-ignores]\n"model[0-9].py" = ["TSL001"]\n')
+    for rel in ("gen/a.py", "gen/keep.py", "model1.py", "modelx.py"):
+        write(project, rel)
+    assert linted(capsys, ".") == [os.path.normpath("gen/keep.py"), "modelx.py"]

@@ -188,3 +188,38 @@ def test_server_without_pygls_says_what_to_install(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [proc.stderr.strip()]
     assert 'pip install "torchsync-lint[server]"' in proc.stderr
+
+
+def test_code_actions_never_take_a_fix_from_the_cache(tmp_path):
+    """A folder run stores its reports for the project index, and the server publishes an
+    unchanged file's findings from them: a crafted cache entry must not become a quick fix's or
+    fix-all's edit (issue 20: fixes are computed from the text they rewrite)."""
+    from test_cache_safety import PAYLOAD, _craft
+
+    root = _project(tmp_path)
+    model = root / "model.py"
+    model.write_text(BEFORE)
+    run_ = subprocess.run([sys.executable, "-m", "torchsync_lint", "."], cwd=root, capture_output=True, text=True,
+                          timeout=300)
+    assert run_.returncode == 1, run_.stderr
+    assert _craft(root / ".torchsync_cache") >= 1
+    uri = model.as_uri()
+
+    async def go():
+        s = Session(root)
+        await s.start()
+        s.client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+            uri=uri, language_id="python", version=1, text=BEFORE)))
+        [diag] = (await s.published(uri, 1)).diagnostics
+        actions = await asyncio.wait_for(s.client.text_document_code_action_async(types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), range=diag.range,
+            context=types.CodeActionContext(diagnostics=[diag]))), WAIT_S)
+        edits = {a.kind: apply(BEFORE, a.edit) for a in actions if "noqa" not in a.title}
+        await s.stop()
+        return edits
+
+    edits = run(go())
+    assert set(edits) == {types.CodeActionKind.QuickFix, "source.fixAll.torchsync-lint"}
+    for kind, text in edits.items():
+        assert "pwned" not in text and text == AFTER, kind
+    assert PAYLOAD not in model.read_text()

@@ -241,3 +241,77 @@ def test_synthesis_survives_a_library_that_set_another_default_device():
             assert synth.value(spec, "x").device.type == "cpu"
     finally:
         torch.set_default_device(before)
+
+
+REBOUND_SOURCE = textwrap.dedent("""\
+    import torch
+
+
+    def mean(x, k):
+        y = x.sum().item()
+        x = torch.mean(x.float())
+        return x.item() if x.numel() == k else x
+
+
+    def looped(x):
+        for _ in range(3):
+            z = x.sum().item()
+            x = x[1:]
+        return z
+""")
+
+
+def test_a_parameter_bound_again_before_the_statement_is_not_its_recorded_value(tmp_path):
+    """The recording saw the parameter on entry; after ``x = torch.mean(x...)`` the statement reads
+    another value (monai's NormalizeIntensity._mean: replaying the entry's 32768 values skipped the
+    ``.item()`` that the real run made on the mean)."""
+    path = tmp_path / "rebound.py"
+    path.write_text(REBOUND_SOURCE)
+    lines = REBOUND_SOURCE.splitlines()
+
+    def at(line, text):
+        col = lines[line - 1].index(text) + 1
+        return Finding(str(path), line, col, line, col + len(text), "TSL001", "n", "m")
+
+    x = {"kind": "tensor", "device": "cuda", "dtype": "float32", "shape": [32768]}
+    recs = [{"path": str(path), "name": "mean", "first_line": 4, "last_line": 7,
+             "args": {"x": x, "k": {"kind": "literal", "value": 1}}},
+            {"path": str(path), "name": "looped", "first_line": 10, "last_line": 14, "args": {"x": x}}]
+    out = extract_file(str(path), [(0, at(5, "x.sum().item()")), (1, at(7, "x.item()")),
+                                   (2, at(12, "x.sum().item()"))], (), recs)
+    assert out[0].specs["x"]["kind"] == "observed"  # before the new binding: the entry's value
+    assert out[1].specs["x"]["kind"] != "observed"  # after it: inference, on the recorded device
+    assert out[1].specs["x"].get("device") == "cuda"
+    assert out[1].specs["k"]["kind"] == "observed"  # never bound again
+    assert out[2].specs["x"]["kind"] != "observed"  # bound again later in the loop around it
+
+
+HOST_DATA_SOURCE = textwrap.dedent("""\
+    import torch
+
+
+    def scale(sigma, x: torch.Tensor):
+        a = torch.as_tensor(sigma, dtype=torch.float, device=x.device)
+        b = torch.tensor([0.5, 2.0])
+        c = x.new_tensor([1.0])
+        return float(a) + float(b) + float(c)
+""")
+
+
+def test_host_data_copied_to_a_device_inference_cannot_name_is_not_the_cpu(tmp_path):
+    """``torch.as_tensor(data, device=x.device)`` and ``x.new_tensor(data)`` follow ``x``, wherever
+    it is (monai's gaussian_1d: ``float(sigma)`` synced on the GPU, the CPU stand-in refuted it);
+    ``torch.tensor(data)`` with no device is on the CPU."""
+    path = tmp_path / "hostdata.py"
+    path.write_text(HOST_DATA_SOURCE)
+    line = 8
+    src = HOST_DATA_SOURCE.splitlines()[line - 1]
+    items = []
+    for i, name in enumerate("abc"):
+        text = f"float({name})"
+        col = src.index(text) + 1
+        items.append((i, Finding(str(path), line, col, line, col + len(text), "TSL004", "n", "m")))
+    out = extract_file(str(path), items, (), [])
+    assert out[0].specs["a"]["kind"] == "tensor" and not out[0].specs["a"].get("device")
+    assert out[0].specs["b"]["device"] == "cpu"
+    assert out[0].specs["c"]["kind"] == "tensor" and not out[0].specs["c"].get("device")

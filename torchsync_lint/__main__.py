@@ -1,5 +1,5 @@
 import sys
 
-from torchsync_lint.cli.command import main
+from torchsync_lint.cli.entry import main
 
 sys.exit(main())

@@ -266,3 +266,17 @@ def test_no_trace_hook_noise_at_exit(cuda_torch, tmp_path):
     assert out.returncode == 0, out.stderr
     assert "done" in out.stderr
     assert "trace hook execution failed" not in out.stderr
+
+
+def test_trace_command_exits_without_trace_hook_noise(cuda_torch, tmp_path):
+    """Issue 20, end to end: `torchsync-lint trace` on a training script that keeps its model and
+    data on the GPU to the end. The program's finalisation frees them through torch's trace hook
+    after the import machinery is gone; none of its `KeyError: '__import__'` lines are printed."""
+    import subprocess
+
+    (tmp_path / "train.py").write_text(TRAIN + "print('trained', file=__import__('sys').stderr)\n")
+    proc = subprocess.run([sys.executable, "-m", "torchsync_lint", "trace", "--", sys.executable, "train.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "trained" in proc.stderr and "optimizer step(s)" in proc.stdout
+    assert "trace hook execution failed" not in proc.stderr.lower() and "__import__" not in proc.stderr

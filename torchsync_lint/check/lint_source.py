@@ -22,13 +22,18 @@ class SourceError(SyntaxError):
 
 
 def lint_source(source: str, path: str = "<string>", config: Optional[Config] = None, *,
-                module_name: Optional[str] = None, inline_noqa: bool = True, project=None) -> List[Finding]:
+                module_name: Optional[str] = None, inline_noqa: bool = True, project=None,
+                stored: bool = True) -> List[Finding]:
     """Lint one file's text: on its own (tests, docs), or with ``project`` (an
     ``run.ondemand.OnDemand``: the flake8 plugin) for other files' values and hot paths; the
     project may answer with the report a whole run stored for the same text (``stored_report``).
 
     ``inline_noqa=False`` keeps findings silenced by a line's ``# noqa`` (flake8 filters those
     itself); the file-level ``# torchsync-lint: noqa`` still applies.
+
+    ``stored=False`` always checks the text (the project still gives other files' values): a
+    stored report comes from the cache folder, which anyone who can write the project can craft,
+    so what a fix writes must never come from it (``adopt.fixes.fresh_fixes``).
     """
     config = config or Config()
     options = Options(tuple(config.select), tuple(config.ignore), tuple(config.hot_functions),
@@ -36,7 +41,8 @@ def lint_source(source: str, path: str = "<string>", config: Optional[Config] = 
     report = None
     if project is not None:
         project.use(options)  # its project index for these options, if the cache holds one
-        report = project.stored_report(source, path)  # the whole run's answer, if nothing changed
+        if stored:
+            report = project.stored_report(source, path)  # the whole run's answer, if nothing changed
     if report is None:
         # the parser, the index and the rules load with the first file that must be checked: a
         # stored answer needs none of them (the flake8 plugin on an unchanged project)

@@ -31,6 +31,7 @@ from torchsync_lint.run.ondemand import project_root
 from torchsync_lint.run.settings import apply_selection, check_code, find_pyproject, load
 from torchsync_lint.verify import cli_verify, summary
 from torchsync_lint.verify import prestart as verify_prestart
+from torchsync_lint.verify.early import lint_jobs as verify_lint_jobs
 from torchsync_lint.verify.cli_options import add_arguments as add_verify_arguments
 from torchsync_lint.verify.cli_options import normalize_argv
 from torchsync_lint.verify.cli_options import wanted as verify_wanted
@@ -229,25 +230,27 @@ def _stdout_failed(exc: OSError) -> int:
     return _error(f"cannot write the report: {exc.strerror or exc}")
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: Optional[List[str]] = None, early: Optional[list] = None) -> int:
     """The command. Ctrl-C and SIGTERM end it with one line, exit 130 or 143, and no worker left.
+    ``early``: ``--verify``'s children the console script started before this module's imports
+    (``cli.entry``); the run uses them or closes them.
 
     Run as the process's command line (``argv`` None: the console script, ``python -m``), the
     objects it made are frozen out of the cyclic collector before it returns: the interpreter's
     last collection at exit would otherwise traverse every one of them (the run's interfaces,
-    reports, call graph), a tenth of a second and more, to free memory the process gives back
-    anyway. Objects are still released by reference counting and exit handlers still run; an
-    in-process caller (``main([...])``) keeps a collector as it was."""
-    code = _main_guarded(argv)
+    reports, call graph) to free memory the process gives back anyway. Objects are still released
+    by reference counting and exit handlers still run; an in-process caller (``main([...])``)
+    keeps a collector as it was."""
+    code = _main_guarded(argv, early if early is not None else [])
     if argv is None:
         gc.freeze()
     return code
 
 
-def _main_guarded(argv: Optional[List[str]]) -> int:
+def _main_guarded(argv: Optional[List[str]], early: list) -> int:
     try:
         with workers.terminate_as_exception():
-            code = _main(argv)
+            code = _main(argv, early)
             sys.stdout.flush()
             return code
     except BrokenPipeError as exc:  # stdout's reader went away while something else was printed
@@ -264,7 +267,7 @@ def _main_guarded(argv: Optional[List[str]]) -> int:
         return 143
 
 
-def _main(argv: Optional[List[str]]) -> int:
+def _main(argv: Optional[List[str]], early: list) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["trace"]:  # `torchsync-lint trace ... -- python train.py`
         return trace_command.main(argv[1:])
@@ -300,12 +303,24 @@ def _main(argv: Optional[List[str]]) -> int:
     if verify_wanted(args):
         linted = [path for path, _ in iter_python_files(args.paths, config)]
         if lint_command.STDIN not in args.paths:
-            started = verify_prestart(args, linted)  # the children's start-up overlaps the lint
+            started = verify_prestart(args, linted, early)  # the children's start-up overlaps the lint
+            if started and args.jobs is None:  # the lint leaves the children's CPUs to them
+                args.jobs = verify_lint_jobs(len(started), forked=_served(started))
+    for child in early:  # started at the first line for a run that turned out to need none
+        child.close(wait=False)
+    early.clear()
     try:
         return _lint_and_report(args, config, known, linted, started)
     finally:
         for child in started:  # the ones --verify never received (an early return, an error)
             child.close()
+
+
+def _served(started: list) -> bool:
+    """Whether ``--verify``'s children came from the fork server (``verify.served``)."""
+    from torchsync_lint.verify.served import ServedProc
+
+    return any(isinstance(getattr(child, "proc", None), ServedProc) for child in started)
 
 
 def _lint_and_report(args: argparse.Namespace, config: Config, known, linted: List[str], started: list) -> int:

@@ -15,11 +15,13 @@ import libcst as cst
 
 from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference.names import dotted
+from torchsync_lint.inference.roots import DICT_CLASSES
 from torchsync_lint.inference.torch_calls import BOOL, EXTERNAL_ROOTS, TYPED_TENSORS
 from torchsync_lint.inference.values import (
     DEVICE,
     DICT,
     DTYPE,
+    FUNC,
     LIST,
     MODULE,
     NDARRAY,
@@ -170,6 +172,10 @@ class Annotations:
                                            if not isinstance(i, cst.Ellipsis)))
         if last in _MAPPINGS:
             return Value(DICT, item=self._item(inner[1], depth) if len(inner) == 2 else None)
+        if last == "Callable" and len(inner) == 2:
+            # `dist_fn: Callable[[Tensor], Distribution]`: calling it gives what it declares
+            result = self._item(inner[1], depth)
+            return Value(FUNC, item=result) if result is not None else UNKNOWN_VALUE
         return UNKNOWN_VALUE
 
     def _item(self, ann: cst.BaseExpression, depth: int = 0) -> Optional[Value]:
@@ -178,11 +184,21 @@ class Annotations:
 
     def _type_alias(self, ann: cst.BaseExpression, name: str) -> Value:
         """A name bound to a type: in this file (a module-level TYPE value), else through the
-        project (``("type", qualified name)``, resolved to the alias's meaning)."""
+        project (``("type", qualified name)``, resolved to the alias's meaning); a class of the
+        project (here or there, not a ``TypedDict``) means an instance of it, declared (``assumed``)."""
         if isinstance(ann, cst.Name):
             v = self.module_scope().lookup(ann.value)
-            if v is not None:
-                return v.item if v.kind == TYPE and v.item is not None else UNKNOWN_VALUE
+            if v is not None and v.kind == TYPE and v.item is not None:
+                return v.item
+            cls = self.index.classes.get(ann.value)
+            if (v is None and cls is not None and cls.key in (ann.value, f"{self.index.module_name}.{ann.value}")
+                    and not any(b.split(".")[-1] in DICT_CLASSES for b in cls.bases)):
+                # `out: Output` of a class of this file: an instance, declared (`assumed`)
+                got = self._instance(cls)
+                return got.with_(assumed=True) if got.ref is None else got
+            imported = bool(name) and not name.startswith(self.index.module_name + ".")
+            if v is not None and not (imported and v.kind == UNKNOWN):
+                return UNKNOWN_VALUE  # a value of this file, not a type
         if name and "." in name and name.split(".")[0] not in EXTERNAL_ROOTS and name.split(".")[0] not in _TYPING_ROOTS:
             return self._ref(("type", name))
         return UNKNOWN_VALUE

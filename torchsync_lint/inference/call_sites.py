@@ -9,14 +9,22 @@ A mixin of ``evaluate.Evaluator`` (through ``summaries.Summaries``): it uses the
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from typing import Dict, Iterator, List, Optional
 
 import libcst as cst
 
-from torchsync_lint.inference.defs import CallSite, ClassInfo, FunctionInfo, bound_names, target_names  # noqa: F401
+from torchsync_lint.inference.defs import (  # noqa: F401
+    HOST_EVIDENCE,
+    CallSite,
+    ClassInfo,
+    FunctionInfo,
+    bound_names,
+    target_names,
+)
 from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.values import (
     BATCH,
+    CPU,
     MODULE,
     OBJECT,
     TENSOR,
@@ -38,7 +46,7 @@ class CallSites:
         ``__init__``, ``Cls(...)``; for a function, ``name(...)``."""
         if not func.is_method:
             return self.index.call_sites.get(func.name, []) + self._indirect_sites(func) + self._stored_sites(func)
-        sites = list(self.index.call_sites.get("self." + func.name, []))
+        sites = [s for s in self.index.call_sites.get("self." + func.name, []) if self._reaches(s.caller, func)]
         if func.name == "__init__" and func.cls is not None:
             sites += self.index.call_sites.get(func.cls.name, [])
         if func.name == "forward" and func.cls is not None and func.cls.is_module:
@@ -58,6 +66,18 @@ class CallSites:
                 finally:
                     self._busy.discard(key)
         return sites
+
+    def _reaches(self, caller: Optional[FunctionInfo], func: FunctionInfo) -> bool:
+        """``self.name(...)`` in ``caller`` can run the method ``func``: the caller's class is its
+        class, inherits it, is a base that ``func``'s class overrides it for, or has no such method
+        (a mixin calling what another class provides); not another class of the file with a method
+        of the same name."""
+        own = caller.cls if caller is not None else None
+        if own is None or func.cls is None or own is func.cls:
+            return True
+        if self._is_class_or_sub(own.key, func.cls):
+            return self.method(own, func.name) is func
+        return self._is_class_or_sub(func.cls.key, own) or self.method(own, func.name) is None
 
     def _stored_sites(self, func: FunctionInfo) -> list:
         """``self.solver = step`` in a method of a class of the file: that class's
@@ -186,28 +206,9 @@ class CallSites:
                 ) -> Optional[Value]:
         """The join of what the file's call sites pass for a parameter; None if none passes it.
         ``omitted``: a list that gets True appended when some call site leaves the parameter out."""
-        sites = self._sites(func)
-        values: List[Value] = []
-        for site in sites:
-            arg = None
-            positional = [a for a in site.call.args if a.keyword is None and not a.star]
-            if any(a.star for a in site.call.args):
-                return UNKNOWN_VALUE
-            for a in site.call.args:
-                if a.keyword is not None and a.keyword.value == name:
-                    arg = a
-            at = None if pos is None else pos - site.offset  # a partial binds the first ones
-            if arg is None and at is not None and 0 <= at < len(positional):
-                arg = positional[at]
-            if arg is None:
-                if omitted is not None:
-                    omitted.append(True)
-                continue
-            passed = self._passed_parameter(site.caller, arg.value)
-            if passed is not None:
-                values.append(passed)
-                continue
-            values.append(self.argument(site.caller, site.call, arg.value))
+        values = self._passed_values(func, name, pos, omitted)
+        if values is None:
+            return UNKNOWN_VALUE
         if not values:
             return None
         if any(v.kind == BATCH for v in values):
@@ -222,6 +223,81 @@ class CallSites:
         for v in values[1:]:
             out = join(out, v)
         return out
+
+    def _passed_tensor(self, func: FunctionInfo, name: str, pos: Optional[int]) -> Optional[Value]:
+        """The join of the tensors some of the file's call sites pass for a parameter (the others
+        may pass numbers: ``size: int`` given ``t.size(1)`` here and ``lengths.max()`` there)."""
+        values = [v for v in self._passed_values(func, name, pos) or ()
+                  if v.kind == TENSOR and not v.assumed and v.ref is None]
+        out = values[0] if values else None
+        for v in values[1:]:
+            out = join(out, v)
+        return out
+
+    def _passed_values(self, func: FunctionInfo, name: str, pos: Optional[int], omitted: Optional[list] = None
+                       ) -> Optional[List[Value]]:
+        """What each of the file's call sites passes for a parameter; None where one unpacks ``*args``."""
+        values = list(self._iter_passed(func, name, pos, omitted))
+        return None if any(v is None for v in values) else values
+
+    def _iter_passed(self, func: FunctionInfo, name: str, pos: Optional[int], omitted: Optional[list] = None
+                     ) -> Iterator[Optional[Value]]:
+        """What each call site passes, one at a time (None, and the end, where one unpacks ``*args``):
+        a caller that needs one answer stops at the first site that gives it."""
+        for site in self._sites(func):
+            arg = None
+            positional = [a for a in site.call.args if a.keyword is None and not a.star]
+            if any(a.star for a in site.call.args):
+                yield None
+                return
+            for a in site.call.args:
+                if a.keyword is not None and a.keyword.value == name:
+                    arg = a
+            at = None if pos is None else pos - site.offset  # a partial binds the first ones
+            if arg is None and at is not None and 0 <= at < len(positional):
+                arg = positional[at]
+            if arg is None:
+                if omitted is not None:
+                    omitted.append(True)
+                continue
+            passed = self._passed_parameter(site.caller, arg.value)
+            yield passed if passed is not None else self.argument(site.caller, site.call, arg.value)
+
+    def _declared_class(self, func: FunctionInfo, name: str, i: int, positional: bool, static: bool,
+                        v: Value) -> Value:
+        """``model: BaseModel`` that the calls pass one known class (a subclass): that class. Only
+        the calls at hand are asked (this file, the project when there is one): the declared
+        class is a sound answer, so no file is checked again for this."""
+        pos = i - (1 if func.is_method and not static else 0)
+        at = pos if positional else None
+        passed = self._passed(func, name, at)
+        if passed is None and func.parent is None and self.project is not None:
+            got = self.project.param(func.key, name, at)
+            passed = got if got.kind != UNKNOWN else None
+        if passed is not None and (passed.kind in (MODULE, OBJECT) and passed.cls is not None or passed.kind == BATCH):
+            return passed  # a subclass; a batch a training loop passes on
+        return v
+
+    def _host_from_callers(self, func: FunctionInfo, name: str, i: int, positional: bool, static: bool,
+                           v: Value) -> Value:
+        """``positive_batch: LongTensor`` that every call in the project passes a host tensor (a
+        batch the training loop samples on the CPU): on the host. Other files are asked only in
+        the project pass, and only where some of them pass a host tensor (``HOST_EVIDENCE``)."""
+        pos = i - (1 if func.is_method and not static else 0)
+        at = pos if positional else None
+        seen = False
+        for passed in self._iter_passed(func, name, at):
+            if passed is None or passed.kind != TENSOR or passed.device != CPU or passed.assumed:
+                return v  # one call passes something else: stop there (most do, at the first)
+            seen = True
+        if seen:
+            return v.with_(device=CPU)
+        if func.parent is None:
+            if self.project is None or self.recorded is not None:
+                self.open_params.add(HOST_EVIDENCE + func.key)
+            if self.project is not None and self.project.param_on_host(func.key, name, at):
+                return v.with_(device=CPU)
+        return v
 
     def argument(self, caller: Optional[FunctionInfo], call: cst.Call, expr: cst.BaseExpression) -> Value:
         """What a call site passes: the value in the caller's summary scope, or, for a name the

@@ -177,6 +177,11 @@ class Calls:
         if q is None and isinstance(func, cst.Name):
             ref = scope.lookup(func.value)  # `window_fn(n)` with `window_fn=torch.hamming_window`
             q = ref.cls if ref is not None and ref.kind == FUNC else None
+        if q in ("typing.cast", "typing_extensions.cast") and len(call.args) == 2:
+            # `cast(T, v)`: what a type checker takes it for, else what `v` is
+            declared = self.annotation_value(call.args[0].value)
+            return declared if declared.kind != UNKNOWN or declared.ref is not None else self.infer(
+                call.args[1].value, scope)
         if q in named_tuples.FACTORIES:
             return named_tuples.constructor(call) or UNKNOWN_VALUE
         if q is not None and q.startswith(named_tuples.PREFIX):
@@ -209,11 +214,20 @@ class Calls:
                 if attr.kind == MODULE and attr.cls == "torch.nn.Module":
                     return UNKNOWN_VALUE  # annotated `nn.Module` only: any module, any output
                 if attr.kind == MODULE:
+                    local = self._local_class(attr.cls)
+                    forward = self.method(local, "forward") if local is not None else None
+                    if forward is not None and not any(isinstance(e, cst.Call) for _, e in scope.cls.attrs.get(name, ())):
+                        # `self.policy = policy` of a declared module class: what its forward returns
+                        got = self.returns(forward)
+                        if got.kind != UNKNOWN or got.ref is not None:
+                            return got
                     return self._submodule_call(scope.cls, name)
                 if attr.kind == OBJECT:
                     return self._method_result(attr, "__call__", call, scope)
                 if attr.kind == FUNC and attr.cls is not None:
                     return self._qualified_call(attr.cls, call, scope) or UNKNOWN_VALUE
+                if attr.kind == FUNC and attr.item is not None:
+                    return attr.item  # a callable declared `Callable[..., R]`
                 if attr.kind == UNKNOWN and scope.cls is not None and name not in scope.cls.attrs:
                     for base in self._foreign_bases(scope.cls):
                         # a method inherited from another file
@@ -266,6 +280,8 @@ class Calls:
                     return tensor()  # self(x) in an nn.Module runs forward
                 if local.kind in (MODULE, OBJECT):
                     return self._method_result(local, "__call__", call, scope)
+                if local.kind == FUNC and local.cls is None and local.item is not None:
+                    return local.item  # a parameter declared `Callable[..., R]`
                 return UNKNOWN_VALUE
             f = self._local_function(func.value, scope)
             if f is not None:

@@ -8,6 +8,10 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+# An ``open_params`` entry that other files' calls can change only by passing host tensors (an
+# annotated tensor parameter whose device they may tell): ``HOST_EVIDENCE + function key``.
+HOST_EVIDENCE = "@host "
+
 
 @dataclass(eq=False)
 class ClassInfo:

@@ -277,7 +277,10 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
         if v.kind == SIZE:
             return INT
         if v.kind in (TENSOR, TENSOR_SEQ):
-            return tensor(v.device, v.dtype).with_(assumed=v.assumed)
+            el = tensor(v.device, v.dtype).with_(assumed=v.assumed)
+            if v.kind == TENSOR and v.ndim:  # rows of a tensor: one dimension less (of a 1-D one, 0-dim)
+                el = el.with_(ndim=v.ndim - 1, zero_dim=v.ndim == 1)
+            return el
         if v.kind in (LIST, TUPLE) and v.item is not None and not v.elts:
             return v.item
         if v.kind in (LIST, TUPLE) and v.elts:
@@ -347,7 +350,13 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
         if typ is cst.Subscript:
             return self._subscript(e, scope)
         if typ is cst.Call:
-            return self._call(e, scope)
+            v = self._call(e, scope)
+            if v.kind == UNKNOWN and v.ref is None and _asks_for_host_tensors(e):
+                # `tokenizer(texts, return_tensors="pt")`: host tensors, not pinned, and small (ids
+                # and masks: a non-blocking copy of a few KB does not stall, so `assumed` as a loader
+                # whose pinning is unknown)
+                return Value(BATCH, assumed=True)
+            return v
         if typ is cst.BinaryOperation:
             return self._binary(e, scope)
         if typ is cst.Comparison:
@@ -372,3 +381,9 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
         if typ is cst.NamedExpr:
             return self.infer(e.value, scope)
         return UNKNOWN_VALUE
+
+
+def _asks_for_host_tensors(call: cst.Call) -> bool:
+    key, wanted = api.HOST_BATCH_KEYWORD
+    return any(a.keyword is not None and a.keyword.value == key and isinstance(a.value, cst.SimpleString)
+               and a.value.evaluated_value == wanted for a in call.args)

@@ -221,8 +221,10 @@ class Expressions:
             device = operands_device([v for v in (a, b) if v.kind == TENSOR])
             if isinstance(e.operator, (cst.Divide,)):
                 dtype = "float"
-            elif isinstance(e.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)) and {a.dtype, b.dtype} <= {"bool"}:
-                dtype = "bool"
+            elif isinstance(e.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)) and (
+                    {a.dtype, b.dtype} <= {"bool"}
+                    or a.kind == b.kind == TENSOR and "bool" in (a.dtype, b.dtype) and None in (a.dtype, b.dtype)):
+                dtype = "bool"  # `mask[i] & (ids >= 0)`: a comparison combined with a mask is a mask
             elif a.kind == b.kind == TENSOR:
                 dtype = a.dtype if a.dtype == b.dtype else None
             else:

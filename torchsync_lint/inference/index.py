@@ -221,8 +221,8 @@ class FileIndex(cst.CSTVisitor):
         if self._scopes and isinstance(self._scopes[-1], ClassInfo) and isinstance(node.target, cst.Name):
             if node.value is not None:
                 self._scopes[-1].class_attrs[node.target.value] = node.value
-            else:  # a dataclass / NamedTuple field: `loss: Tensor`
-                self._scopes[-1].class_fields[node.target.value] = node.annotation.annotation
+            # a dataclass / NamedTuple field: `loss: Tensor`, `mask: Optional[Tensor] = None`
+            self._scopes[-1].class_fields[node.target.value] = node.annotation.annotation
         if node.value is not None:
             self._record_self_attr(node.target, node.value)
 

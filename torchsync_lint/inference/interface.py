@@ -71,7 +71,10 @@ def extract(index: FileIndex, evaluator: Evaluator, summary: Optional[FileSummar
     classes: Dict[str, dict] = {}
     for cls in index.classes.values():
         attrs = {}
-        for name in list(cls.attrs) + sorted(cls.buffers):
+        # what instances hold: attributes methods assign, buffers, and the class body's fields and
+        # values (`loss: Tensor` of a dataclass, `weights = torch.linspace(...)`)
+        body = sorted((set(cls.class_fields) | set(cls.class_attrs)) - set(cls.attrs) - set(cls.buffers))
+        for name in list(cls.attrs) + sorted(cls.buffers) + body:
             v = evaluator.self_attr(cls, name)
             if _keep(v):
                 attrs[name] = to_data(v)

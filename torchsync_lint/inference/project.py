@@ -17,10 +17,12 @@ from __future__ import annotations
 import itertools
 from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
-from torchsync_lint.inference.roots import EXTERNAL_ROOTS
+from torchsync_lint.inference.roots import DICT_CLASSES, EXTERNAL_ROOTS
 from torchsync_lint.inference.values import (
+    CPU,
     MODULE,
     OBJECT,
+    TENSOR,
     TYPE,
     UNKNOWN,
     UNKNOWN_VALUE,
@@ -295,9 +297,16 @@ class Project:
                 if ref[2] in attrs:
                     return from_data(attrs[ref[2]])
             return UNKNOWN_VALUE
-        if kind == "type":  # an annotation naming another file's type alias
+        if kind == "type":  # an annotation naming another file's type alias, or class
             v = self.resolve(("value", ref[1]))
-            return v.item if v.kind == TYPE and v.item is not None else UNKNOWN_VALUE
+            if v.kind == TYPE and v.item is not None:
+                return v.item
+            loc = self.locate(ref[1])
+            if loc is not None and loc[0] == "class" and not any(
+                    b.split(".")[-1] in DICT_CLASSES for k in self.mro(loc[1])
+                    for b in self._classes[k][1].get("bases", ())):
+                return self.instance(loc[1]).with_(assumed=True)  # `batch: Batch`: an instance, declared
+            return UNKNOWN_VALUE
         if kind == "value":
             loc = self.locate(ref[1])
             if loc is not None and loc[0] == "value":
@@ -423,9 +432,10 @@ class Project:
                     return True
         return False
 
-    def param(self, func_key: str, name: str, pos: Optional[int]) -> Value:
-        """The join of what other files pass for a parameter; UNKNOWN when none passes it."""
-        k = (func_key, name, pos)
+    def param(self, func_key: str, name: str, pos: Optional[int], tensors_only: bool = False) -> Value:
+        """The join of what other files pass for a parameter; UNKNOWN when none passes it.
+        ``tensors_only``: the join of the tensors some of them pass (others may pass numbers)."""
+        k = (func_key, name, pos, tensors_only)
         got = self._params.get(k)
         if got is not None:
             return got
@@ -433,7 +443,7 @@ class Project:
         out: Optional[Value] = None
         for args, kwargs in self._call_index().get(func_key, ()):
             if args is None:  # *args at the call site: anything
-                out = UNKNOWN_VALUE
+                out = None if tensors_only else UNKNOWN_VALUE
                 break
             data = kwargs.get(name)
             if data is None and pos is not None and pos < len(args):
@@ -441,10 +451,20 @@ class Project:
             if data is None:
                 continue
             v = self.deep(from_data(data))
+            if TEST_CALL in kwargs and v.kind == TENSOR and v.device == CPU:
+                # a package's tests run on the CPU: what kind of value they pass, not where it lives
+                v = v.with_(device=None)
+            if tensors_only and (v.kind != TENSOR or v.assumed or v.ref is not None):
+                continue
             out = v if out is None else join(out, v)
         out = out if out is not None else UNKNOWN_VALUE
         self._params[k] = out
         return out
+
+    def param_on_host(self, func_key: str, name: str, pos: Optional[int]) -> bool:
+        """Every call in other files passes the parameter a host tensor (and some call passes it)."""
+        v = self.param(func_key, name, pos)
+        return v.kind == TENSOR and v.device == CPU and not v.assumed
 
     def modules(self) -> Iterable[str]:
         return [m for m, i in self._ifaces.items() if i is not None]

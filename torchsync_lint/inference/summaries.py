@@ -14,6 +14,7 @@ import libcst as cst
 
 from torchsync_lint.inference.annotations import without_arraylike
 from torchsync_lint.inference.call_sites import CallSites, bound_names
+from torchsync_lint.inference.collate import collate_names, collates, on_host
 from torchsync_lint.inference.docstrings import docstring, parameter_types
 from torchsync_lint.inference.index import STEP_HOOKS, ClassInfo, FunctionInfo
 from torchsync_lint.inference.lightning import LIGHTNING_STEPS, is_lightning_module, moved_to_device
@@ -38,6 +39,7 @@ from torchsync_lint.inference.values import (
     MODULE,
     NONE,
     NUMBER,
+    OBJECT,
     SELF,
     SIZE,
     STR,
@@ -121,15 +123,18 @@ class Summaries(CallSites):
                     # Python does not check it, so the tensor arrives; maybe a tensor
                     pos = i - (1 if func.is_method and not is_static else 0)
                     at = pos if param in positional else None
-                    passed = self._passed(func, name, at)
-                    if (passed is None or passed.kind != TENSOR) and func.parent is None and (
+                    passed = self._passed_tensor(func, name, at)
+                    if passed is None and func.parent is None and (
                             not func.is_method or func.name == "__init__"):
                         if self.project is not None:
-                            passed = self.project.param(func.key, name, at)
+                            passed = self.project.param(func.key, name, at, tensors_only=True)
                         if self.project is None or self.recorded is not None:
                             self.open_params.add(func.key)  # callers in other files: the project pass asks
                     if passed is not None and passed.kind == TENSOR and not passed.assumed:
                         v = join_maybe(v, passed)
+                if (v.kind == TENSOR and v.device is None and not v.maybe and not self.assume_params
+                        and name in self.declared(func)):
+                    v = self._host_from_callers(func, name, i, param in positional, is_static, v)
                 if v.kind in (DICT, LIST, TUPLE) and v.item is None and not v.elts and not self.assume_params:
                     # `sample : dict` (a docstring's word) says less than a training loop that passes
                     # it a batch from its loader
@@ -137,6 +142,9 @@ class Summaries(CallSites):
                     passed = self._passed(func, name, pos if param in positional else None)
                     if passed is not None and passed.kind == BATCH:
                         v = passed
+                if (v.kind in (MODULE, OBJECT) and v.assumed and v.cls is not None and not v.cls.startswith("torch.")
+                        and not self.assume_params):
+                    v = self._declared_class(func, name, i, param in positional, is_static, v)
                 # `transform: nn.Module` says less than the call sites, which pass a known class
                 generic = v if v.kind == MODULE and v.cls == "torch.nn.Module" else None
                 if generic is not None:
@@ -164,6 +172,8 @@ class Summaries(CallSites):
                     v = tensor(CPU if self.assume_params == "cpu" else None)
                 elif v.kind == TENSOR and v.device is None and self.assume_params == "cpu":
                     v = v.with_(device=CPU)  # `betas: Tensor` called with host tensors
+                if collates(func, self._collate_names()):
+                    v = on_host(v)  # a DataLoader's collate function: samples on the host
                 out[name] = v
             if isinstance(p.star_arg, cst.Param):
                 out[p.star_arg.name.value] = Value(TUPLE)
@@ -174,6 +184,12 @@ class Summaries(CallSites):
         finally:
             self._busy.discard(key)
             self._forget_cuts()
+
+    def _collate_names(self) -> set:
+        got = getattr(self, "_collate_memo", None)
+        if got is None:
+            got = self._collate_memo = collate_names(self.index)
+        return got
 
     def _entry_device(self, func: FunctionInfo, name: str, pos: Optional[int], default: Value) -> Value:
         """``def schedule(n, device="cpu")`` that no call in the project reaches: an entry point whose
@@ -385,6 +401,10 @@ class Summaries(CallSites):
             elif name in cls.class_attrs:
                 # `weights = torch.linspace(0, 1, 5)` in the class body: made once, on the host
                 out = self.infer(cls.class_attrs[name], self.module_scope())
+                if out.kind == NONE and name in cls.class_fields:
+                    # `mask: Optional[Tensor] = None`: a dataclass field's default; instances hold the annotation
+                    declared = self.annotation_value(cls.class_fields[name])
+                    out = declared if declared.kind != UNKNOWN else out
             elif name in cls.class_fields:
                 out = self.annotation_value(cls.class_fields[name])  # a dataclass field `loss: Tensor`
             else:

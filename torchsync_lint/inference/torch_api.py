@@ -161,6 +161,12 @@ HOST_FLOAT_CONSTANTS = frozenset(
     "math.inf math.nan math.pi math.e math.tau numpy.inf numpy.nan numpy.pi numpy.e".split()
 )
 # Data loaders: iterating one yields batches of host tensors (pinned with `pin_memory=True`).
+# A keyword that asks a tokenizer or processor for torch tensors (Hugging Face's convention:
+# `tokenizer(texts, return_tensors="pt")`): what the call returns is a batch of host tensors.
+HOST_BATCH_KEYWORD = ("return_tensors", "pt")
+# `pad_packed_sequence` returns (padded, lengths): the padded tensor where the packed data is,
+# the lengths on the CPU whatever that device (made from the CPU `batch_sizes`; tests/gpu checks).
+PAD_PACKED = frozenset(("torch.nn.utils.rnn.pad_packed_sequence",))
 DATA_LOADERS = frozenset(("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"))
 # Iterables that yield their first argument's items (progress bars, builtins).
 PASS_THROUGH_ITERABLES = frozenset(("tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm",

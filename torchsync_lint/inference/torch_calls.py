@@ -114,6 +114,8 @@ class TorchCalls:
             if validate is not None and not leaves_validation_on(validate):
                 return None  # `validate_args=False` (or a variable): not known to check
             return Value(OBJECT, cls=api.DISTRIBUTION_PREFIX + last)
+        if q in api.PAD_PACKED:
+            return Value(TUPLE, elts=(tensor(), tensor(CPU, "int").with_(ndim=1)))
         if q in api.HOST_DATA_FACTORIES:
             dev = self.device_arg(call, scope)
             dtype = self.dtype_arg(call) or TYPED_TENSORS.get(last)

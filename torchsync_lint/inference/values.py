@@ -146,6 +146,8 @@ def join(a: Value, b: Value) -> Value:
         ).with_(assumed=a.assumed or b.assumed, zero_dim=a.zero_dim and b.zero_dim,
                 arraylike=a.arraylike or b.arraylike, ndim=a.ndim if a.ndim == b.ndim else None,
                 cpu_at_init=a.cpu_at_init or b.cpu_at_init, maybe=a.maybe or b.maybe)
+    if a.kind == FUNC and a.cls is None and b.cls is None and a.item is not None and b.item is not None:
+        return Value(FUNC, item=join(a.item, b.item))  # two declared callables: what either returns
     if a.kind == FUNC and a.cls != b.cls:
         # one of several functions (`{"lo": torch.lt, "hi": torch.gt}[mode]`): calling it calls one
         members = tuple(m for v in (a, b) for m in (v.elts if v.cls is None else (v,)))

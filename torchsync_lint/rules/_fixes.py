@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Iterable, Optional, Tuple
 
 import libcst as cst
-from libcst._nodes.internal import CodegenState  # LibCST's own code generator state
 
 from torchsync_lint.finding import INDENT, SAFE, UNSAFE, Fix, Hoist  # noqa: F401 (re-exported for rules)
 from torchsync_lint.rules._common import number_literal
@@ -25,14 +24,19 @@ def bare(node: cst.CSTNode) -> cst.CSTNode:
     return node
 
 
+_HEAD = "if _:\n" + INDENT
+
+
 def code(node: cst.CSTNode, parens: bool = False) -> str:
-    """The node's text, with ``INDENT`` where its lines take the indentation of the block it is
-    in (unknown here: ``fix.py`` finds it when it matches the text against the file), without
-    its own parentheses unless ``parens``."""
-    state = CodegenState(default_indent="    ", default_newline="\n")
-    state.indent_tokens.append(INDENT)
-    (node if parens else bare(node))._codegen(state)
-    return "".join(state.tokens)
+    """The node's text (an expression or a small statement), with ``INDENT`` where its lines take
+    the indentation of the block it is in (unknown here: ``adopt.fixes`` finds it when it matches
+    the text against the file), without its own parentheses unless ``parens``. LibCST's public
+    code generator: the node as the one statement of a block whose indentation is ``INDENT``."""
+    node = node if parens else bare(node)
+    line = cst.SimpleStatementLine([node if isinstance(node, cst.BaseSmallStatement) else cst.Expr(node)])
+    text = cst.Module([cst.If(cst.Name("_"), cst.IndentedBlock([line]))], default_indent=INDENT,
+                      default_newline="\n").code
+    return text[len(_HEAD):-1]  # without the block's header and the statement's own line end
 
 
 def code_keeping_comments(node: cst.CSTNode) -> str:

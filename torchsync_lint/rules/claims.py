@@ -1,10 +1,10 @@
 """Which torch calls each rule claims to sync, read from the rule modules' own data.
 
 A rule names its calls in module-level sets or dicts of qualified names (``FUNCTIONS``,
-``NMS_CALLS``, ``CHECKED``...; for a dict, its keys) and of
-Tensor method names (``METHODS``, ``NO_EX_METHODS``: every name must be a ``torch.Tensor``
-attribute the catalog knows). A rule whose calls sync only with certain arguments says so in a
-module-level ``SYNC_CONDITION`` string; the sync-free alternatives its message names, in
+``NMS_CALLS``, ``CHECKED``...; for a dict, its keys) and of Tensor method names (``METHODS``,
+``NO_EX_METHODS``: every name must be a ``torch.Tensor`` attribute the catalog knows), or returns
+them from a module-level ``measured_claims()``. A rule whose calls sync only with certain
+arguments says so in a module-level ``SYNC_CONDITION`` string; the sync-free alternatives its message names, in
 ``SYNC_FREE`` (catalog name -> the variant measured not to sync). Imports the rule modules (LibCST), never torch.
 """
 
@@ -43,6 +43,9 @@ def claimed_calls(module) -> Set[str]:
             out.update(f"torch.Tensor.{n}" for n in bare)
         if bare and var == "DISTRIBUTIONS":
             out.update(f"torch.distributions.{n}" for n in bare)
+    measured = getattr(module, "measured_claims", None)
+    if callable(measured):  # a rule whose calls are the catalog's own list (TSL113)
+        out.update(measured())
     return out
 
 

@@ -2,7 +2,7 @@
 
 import libcst as cst
 
-from torchsync_lint.inference.values import CPU, TENSOR, UNKNOWN
+from torchsync_lint.inference.values import CPU, LIST, TENSOR, TUPLE, UNKNOWN
 from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._common import arg, is_true, non_blocking
 
@@ -12,14 +12,18 @@ from torchsync_lint.rules._common import arg, is_true, non_blocking
 HOST_COPIES = frozenset("torch.Tensor." + m for m in ("cpu", "to", "numpy", "copy_"))
 _COPY_METHODS = frozenset(q.rsplit(".", 1)[1] for q in HOST_COPIES)
 SYNC_CONDITION = "only when the destination is the host: `.cpu()`, `.to('cpu')`, `.numpy(force=True)`, `host.copy_(gpu)`"
+# Constructors that read a list of GPU tensors element by element onto the host (private: the rule
+# claims them only for that form, measured by the truth table's h2d-33).
+_HOST_CONSTRUCTORS = frozenset(("torch.tensor", "torch.as_tensor"))
 
 class CopyToHost(Rule):
     """
     ## What it does
     Flags blocking copies of a GPU (or unknown-device) tensor to the host: `.cpu()`,
     `.to("cpu")`, `.to(torch.device("cpu"))`, `.to(device="cpu")`, `.to(cpu_tensor)` and
-    `cpu_buffer.copy_(t)` without `non_blocking=True`, `.numpy(force=True)`, and a GPU tensor
-    stored into a CPU tensor (`counts[i] = t.sum()` where `counts = torch.zeros(n)`). `p.cpu()`
+    `cpu_buffer.copy_(t)` without `non_blocking=True`, `.numpy(force=True)`, a GPU tensor
+    stored into a CPU tensor (`counts[i] = t.sum()` where `counts = torch.zeros(n)`), and a host
+    tensor made of a list of GPU tensors (`torch.tensor([loss_a, loss_b])`, `torch.tensor(losses)`). `p.cpu()`
     is a copy even where inference cannot tell what `p` is: only tensors and modules have the
     method, and either copies from the GPU unless it is already on the host (on seven libraries
     under GPU workloads, every such statement that ran synced).
@@ -98,6 +102,9 @@ class CopyToHost(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         f = node.func
+        if self.ctx.qualname(f) in _HOST_CONSTRUCTORS:
+            self._host_tensor_of_gpu_values(node)
+            return
         if not isinstance(f, cst.Attribute) or self.ctx.qualname(f) is not None:
             return
         method = f.attr.value
@@ -135,6 +142,19 @@ class CopyToHost(Rule):
             value = value or self.ctx.value(node.value)
             if value.maybe_gpu:
                 self.report(t)
+
+    def _host_tensor_of_gpu_values(self, node: cst.Call) -> None:
+        """``torch.tensor([loss_a, loss_b])``, ``torch.tensor(losses)`` of GPU tensors, without a
+        device (or with the CPU's): each element is read on the host (measured: h2d-33). With a GPU
+        device the copy back is TSL202's."""
+        data = arg(node, 0, "data")
+        device = arg(node, None, "device")
+        if data is None or (device is not None and self.ctx.value(node).device != CPU):
+            return
+        v = self.ctx.value(data.value)
+        if v.kind in (LIST, TUPLE) and (any(e.maybe_gpu and not e.assumed for e in v.elts)
+                                        or (v.item is not None and v.item.maybe_gpu and not v.item.assumed)):
+            self.report(node)
 
     def _copy_into(self, node: cst.Call, f: cst.Attribute) -> None:
         """``host_buf.copy_(t)``: a CPU tensor filled from a GPU one (measured: syncs)."""

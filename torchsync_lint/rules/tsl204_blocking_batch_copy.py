@@ -15,10 +15,10 @@ PAGEABLE_MESSAGE = (
 class BlockingBatchCopy(Rule):
     """
     ## What it does
-    Flags the copy of a batch that a `DataLoader` yields to the GPU (`batch.to(device)`,
-    `images.cuda()`, `{k: v.to(device) for k, v in batch.items()}`, and the same inside a helper
-    that the loop passes the batch to, in this file or another) when it blocks: without
-    `non_blocking=True`, or with it but from a loader made without `pin_memory=True`.
+    Flags the copy to the GPU of a batch that a `DataLoader` yields or a tokenizer returns
+    (`batch.to(device)`, `images.cuda()`, `{k: v.to(device) for k, v in batch.items()}`, and the
+    same inside a helper that the loop passes the batch to, in this file or another) when it
+    blocks: without `non_blocking=True`, or with it but from memory that is not pinned.
 
     ## Why is this bad?
     A blocking copy to the GPU returns only after every kernel queued before it has finished,
@@ -65,8 +65,9 @@ class BlockingBatchCopy(Rule):
 
     ## Known problems
     A batch is known only from a `torch.utils.data.DataLoader` this code builds or receives as
-    an annotated parameter, or passes along (call sites in the project): loaders from other
-    libraries (Lightning moves batches itself) are not followed. With `non_blocking=True`, a
+    an annotated parameter, or passes along (call sites in the project), and from calls that ask
+    for torch tensors by Hugging Face's convention (`tokenizer(texts, return_tensors="pt")`, host
+    tensors): loaders from other libraries (Lightning moves batches itself) are not followed. With `non_blocking=True`, a
     loader whose `pin_memory` is unknown (a parameter) is not reported. A small batch in
     pageable memory does not stall with `non_blocking=True` (measured: 4 KB); every batch from
     a non-pinned loader is reported regardless of its size.
@@ -84,8 +85,9 @@ class BlockingBatchCopy(Rule):
     code = "TSL204"
     name = "blocking-batch-copy"
     message = (
-        "copying a DataLoader batch to the GPU without `non_blocking=True` waits for every queued kernel; "
-        "create the DataLoader with `pin_memory=True` and copy with `.to(device, non_blocking=True)`"
+        "copying a host batch (a DataLoader's, a tokenizer's) to the GPU without `non_blocking=True` waits for "
+        "every queued kernel; pin it (`pin_memory=True` in the DataLoader, `.pin_memory()`) and copy with "
+        "`.to(device, non_blocking=True)`"
     )
 
     def visit_Call(self, node: cst.Call) -> None:

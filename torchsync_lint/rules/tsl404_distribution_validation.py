@@ -8,7 +8,7 @@ from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference.index import ClassInfo, FunctionInfo, any_base
 from torchsync_lint.inference.names import dotted
 from torchsync_lint.inference.switches import leaves_validation_on, validation_off
-from torchsync_lint.inference.values import CPU, NUMBER, OBJECT, TENSOR
+from torchsync_lint.inference.values import CPU, FUNC, NUMBER, OBJECT, TENSOR
 from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules import _fixes as fx
 from torchsync_lint.rules._common import arg, is_false
@@ -32,6 +32,10 @@ SAMPLE_MESSAGE = (
 VALIDATE_SAMPLE_MESSAGE = (
     "`_validate_sample` checks the value against the support on the host whenever the distribution "
     "validates (the default); build it with `validate_args=False`"
+)
+FACTORY_MESSAGE = (
+    "a callable declared to return a `torch.distributions` distribution builds one here, which checks its "
+    "arguments on the host unless built with `validate_args=False`"
 )
 # MultivariateNormal factors these with torch.linalg.cholesky, which checks for errors on the host.
 FACTORED_ARGS = ("covariance_matrix", "precision_matrix")
@@ -65,7 +69,9 @@ class DistributionValidation(Rule):
     `log_prob` / `cdf` of a distribution built with validation on (in the same function, or
     returned by a function of the file, also wrapped in `Independent`) is flagged as well, as is
     one that inference knows as a distribution: returned by a function of another file or by an
-    override, or declared `-> distributions.Normal` / `-> Distribution`.
+    override, or declared `-> distributions.Normal` / `-> Distribution`. Calling a callable declared
+    to return a distribution (`dist_fn: Callable[[Tensor], Distribution]`) with arguments that may
+    be on the GPU builds one, and is flagged where it is called.
 
     ## Why is this bad?
     Argument validation is on by default (it follows `__debug__`). The constructor checks every
@@ -155,6 +161,11 @@ class DistributionValidation(Rule):
                 return
         target = self._distribution_class(func)
         if target is None:
+            made = self.ctx.value(func)
+            if (made.kind == FUNC and made.item is not None and _distribution_object(made.item)
+                    and node.args and not self._host_parameters(node) and not self.ctx.index.validate_false
+                    and not self._validation_off_in_file()):
+                self.report(node, FACTORY_MESSAGE)  # `self.dist_fn(logits)`, `Callable[..., Distribution]`
             return
         if isinstance(target, ClassInfo):
             if self._host_parameters(node) or not self._subclass_validates(target, node):

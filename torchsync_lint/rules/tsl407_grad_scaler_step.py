@@ -7,15 +7,16 @@ from torchsync_lint.inference.values import CPU, GRAD_SCALER
 from torchsync_lint.rules.base import Rule
 
 # GradScaler methods this rule reports on a CUDA scaler (read by rules.claims). `step` reads
-# found_inf (tests/truth optim-01); the others are reported once the catalog measures them to sync
-# (`torch.amp.GradScaler.state_dict` reads the scale and growth tracker with `.item()`).
+# found_inf (tests/truth optim-01), `state_dict` the scale and growth tracker with `.item()` once
+# `scale()` has made them (scaler-01); others are reported once the catalog measures them to sync.
 SCALER_CALLS = frozenset(("torch.amp.GradScaler.step", "torch.amp.GradScaler.state_dict"))
+_TRUTH_MEASURED = frozenset(("step", "state_dict"))
 MEASURED_MESSAGE = "`GradScaler.{method}` was measured to make the host wait for the GPU; call it outside the step"
 
 
 def _reported(method: str) -> bool:
     q = f"torch.amp.GradScaler.{method}"
-    return q in SCALER_CALLS and (method == "step" or catalog.syncs(q) is True)
+    return q in SCALER_CALLS and (method in _TRUTH_MEASURED or catalog.syncs(q) is True)
 
 
 class GradScalerStep(Rule):
@@ -67,13 +68,14 @@ class GradScalerStep(Rule):
     are recognised. CPU scalers (`GradScaler("cpu")`) are not reported, nor are scalers
     enabled by a condition (`GradScaler(enabled=use_amp)`): AMP as an option is off unless asked
     for, and a disabled scaler's `step` is the optimizer's (flair's and speechbrain's trainers
-    measured so under their default settings); `enabled=True` is reported. Other methods of the
-    scaler (`state_dict()`, which reads the scale with `.item()`) are reported only once the sync
-    catalog has measured them to sync (`SCALER_CALLS`); `state_dict` is not measured yet.
+    measured so under their default settings); `enabled=True` is reported. `state_dict()` reads
+    the scale with `.item()` once `scale()` has run (a checkpoint in the loop); before the first
+    step it returns the initial scale without a wait, which is not told apart.
 
     ## Verify
     Measured on an H200 (torch 2.11): `scaler.step(opt)` waited for a queued 50 ms
-    `torch.cuda._sleep`; `Adam.step()` alone did not (tests/truth/sync_truth.json, optim-01).
+    `torch.cuda._sleep`; `Adam.step()` alone did not (tests/truth/sync_truth.json, optim-01);
+    `scaler.state_dict()` after `scaler.scale(loss)` waited too (scaler-01).
 
     ## References
     - https://pytorch.org/docs/stable/amp.html#gradient-scaling

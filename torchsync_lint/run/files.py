@@ -22,7 +22,6 @@ PYTHON_SUFFIXES = (".py", ".pyi")
 
 
 # one glob dialect for excludes, .gitignore and per-file-ignores: check/globs.py (gitignore-style, pathspec)
-_PlainSpec = globs.PlainSpec
 _spec = globs.spec
 _relative = globs.relative
 

@@ -27,8 +27,10 @@ from torchsync_lint.run.kept import Kept
 from torchsync_lint.run.second_pass import reuse
 from torchsync_lint.inference.project import Project
 from torchsync_lint.run.tracked_project import TrackedProject, Waves
+from torchsync_lint.inference.defs import HOST_EVIDENCE
 from torchsync_lint.inference.values import (
     BATCH,
+    CPU,
     DEVICE,
     DICT,
     LIST,
@@ -208,7 +210,9 @@ def project_pass(reports: List[FileReport], options: Options, jobs: int,
             interfaces.setdefault(r.interface["module"], r.interface)
     project = TrackedProject(interfaces, waves)  # answers as a ``Project``; shares what the waves placed
     usable = [i for i, r in enumerate(reports) if r.error is None and r.summary is not None]
-    feeds = lambda key: project.passes_informative(key, lambda v: _informative(v, project))  # noqa: E731
+    feeds = lambda key: (  # noqa: E731
+        project.passes_informative(key[len(HOST_EVIDENCE):], _host_tensor) if key.startswith(HOST_EVIDENCE)
+        else project.passes_informative(key, lambda v: _informative(v, project)))
     callee = [i for i in usable if any(feeds(k) for k in reports[i].open_params)]
     if callee:
         reports = _run_again(reports, callee, interfaces, options, jobs, True, cache_dir, touched, waves, kept)
@@ -235,6 +239,10 @@ def _answers_changed(report: FileReport, project: Project) -> bool:
         elif new != old and (_informative(new, project) or _informative(old, project)):
             return True
     return False
+
+
+def _host_tensor(v: Value) -> bool:
+    return v.kind == TENSOR and v.device == CPU and not v.assumed
 
 
 def _informative(v: Value, project: Optional[Project] = None) -> bool:

@@ -8,7 +8,9 @@ A dependency is one entry a check looked up, found or not:
 - ``("m", module)``: a module's import table and module-level values (what name lookups read);
 - ``("k", key)``: the call sites other files have into a function (``passes_informative``);
   ``("kp", key, name, pos)``: the join of what they pass one parameter (``Project.param``, its
-  answer, not the call sites: callers that pass the same leave a check as it was);
+  answer, not the call sites: callers that pass the same leave a check as it was); ``("kt", ...)``
+  likewise, the join of the tensors some of them pass; ``("kc", ...)``: whether every one of them
+  passes a host tensor (``param_on_host``);
   ``("kh", key)``: whether a file that is not a test calls it (``has_callers``);
 - ``("l",)``: the list of modules (``Project.modules``);
 - ``("g", flag)``: a project-wide flag (``FLAGS``: some file moves the default device, turns
@@ -214,13 +216,18 @@ class TrackedProject(Project):
         return self._memo(("o", cls_key), lambda: cls_key in self._object_informative,
                           lambda: Project.object_informative(self, cls_key, informative))
 
-    def param(self, func_key: str, name: str, pos: Optional[int]) -> Value:
+    def param(self, func_key: str, name: str, pos: Optional[int], tensors_only: bool = False) -> Value:
         # the answer is the entry (``("kp", ...)``), not the call sites it joins: a check is the same
         # where other files' calls changed but pass this parameter the same (callers added later)
-        self._note(("kp", func_key, name, pos))
-        k = (func_key, name, pos)
+        self._note(("kt" if tensors_only else "kp", func_key, name, pos))
+        k = (func_key, name, pos, tensors_only)
         return self._sunk(lambda: self._memo(("p",) + k, lambda: k in self._params,
-                                             lambda: Project.param(self, func_key, name, pos)))
+                                             lambda: Project.param(self, func_key, name, pos, tensors_only)))
+
+    def param_on_host(self, func_key: str, name: str, pos: Optional[int]) -> bool:
+        # the answer is one bit: callers that pass GPU or unknown tensors leave a check as it was
+        self._note(("kc", func_key, name, pos))
+        return self._sunk(lambda: Project.param_on_host(self, func_key, name, pos))
 
     def _sunk(self, compute: Callable[[], object]):
         """``compute()`` with what it reads recorded (the memoised answers inside it keep their
@@ -316,8 +323,10 @@ class TrackedProject(Project):
     def data(self, dep: Dep) -> object:
         """What an entry is in this project, as data (``digest`` hashes it): equal data in two
         projects, equal answers to a check that read it."""
-        if dep[0] == "kp":
-            return to_data(self._sunk(lambda: TrackedProject.param(self, dep[1], dep[2], dep[3])))
+        if dep[0] in ("kp", "kt"):
+            return to_data(self._sunk(lambda: TrackedProject.param(self, dep[1], dep[2], dep[3], dep[0] == "kt")))
+        if dep[0] == "kc":
+            return self._sunk(lambda: Project.param_on_host(self, dep[1], dep[2], dep[3]))
         self._quiet += 1
         try:
             kind = dep[0]

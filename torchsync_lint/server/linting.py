@@ -11,7 +11,7 @@ from typing import Dict, List, Optional, Tuple
 
 from torchsync_lint import Config, Finding, SourceError, lint_source
 from torchsync_lint.adopt.add_noqa import add_noqa
-from torchsync_lint.adopt.fixes import apply_fixes, fix_source, wanted
+from torchsync_lint.adopt.fixes import apply_fixes, fix_source, fresh_fixes, wanted
 from torchsync_lint.check.report import Options
 from torchsync_lint.check.noqa import META_RULES, UNUSED_NOQA, Suppressions, unused_noqa
 from torchsync_lint.check.source import module_name_for
@@ -126,8 +126,22 @@ def check(text: str, path: str, projects: Optional[Projects] = None) -> Checked:
     return out
 
 
+def refixed(text: str, path: str, findings: List[Finding], projects: Optional[Projects] = None) -> List[Finding]:
+    """The findings of ``findings`` that have a fix, each with the fix its rule computes from
+    ``text`` now. The findings a check publishes may come from the report a whole run stored in
+    the cache folder, which anyone who can write the project can craft: what an edit writes is
+    computed from the buffer alone (``adopt.fixes.fresh_fixes``), as for ``--fix``."""
+    chosen = [f for f in findings if f.fix is not None]
+    if not chosen:
+        return []
+    config, _ = config_for(path)
+    project = projects.for_file(path, config) if projects is not None else None
+    return fresh_fixes(text, path, chosen, config, project)
+
+
 def fix_one(text: str, finding: Finding) -> Optional[str]:
-    """``text`` with this finding's fix (safe or unsafe) applied, or None when it cannot be."""
+    """``text`` with this finding's fix (safe or unsafe) applied, or None when it cannot be;
+    ``finding`` is one of ``refixed``'s."""
     if finding.fix is None:
         return None
     new, counts = apply_fixes(text, [finding], unsafe=True)
@@ -140,13 +154,15 @@ def fix_one(text: str, finding: Finding) -> Optional[str]:
     return new
 
 
-def fix_all(text: str, path: str, findings: List[Finding]) -> Optional[str]:
-    """Every safe fix, passes repeated as ``--fix`` does; None when nothing changes."""
+def fix_all(text: str, path: str, findings: List[Finding], projects: Optional[Projects] = None) -> Optional[str]:
+    """Every safe fix, passes repeated as ``--fix`` does (each computed from the text it
+    rewrites); None when nothing changes."""
     config, _ = config_for(path)
     chosen = [f for f in findings if wanted(f.fix, unsafe=False)]
     if not chosen:
         return None
-    new, counts, error = fix_source(text, path, chosen, config, unsafe=False)
+    project = projects.for_file(path, config) if projects is not None else None
+    new, counts, error = fix_source(text, path, chosen, config, unsafe=False, project=project)
     return None if error is not None or not counts or new == text else new
 
 

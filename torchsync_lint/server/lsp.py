@@ -17,6 +17,7 @@ from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from torchsync_lint import __version__
+from torchsync_lint.adopt.fixes import finding_key
 from torchsync_lint.check.report import internal_error
 from torchsync_lint.finding import FileError, Finding
 from torchsync_lint.server import linting
@@ -130,16 +131,18 @@ def code_actions(ls: TorchSyncServer, params: types.CodeActionParams) -> List[ty
     actions: List[types.CodeAction] = []
     by_key = {(d.code, d.range.start.line, d.range.start.character): d for d in params.context.diagnostics}
     if wants_quickfix:
-        for f in findings:
-            if not _overlaps(doc, f, params.range):
-                continue
+        here = [f for f in findings if _overlaps(doc, f, params.range)]
+        # each fix computed again from the buffer, never the published one (it may be the cache's)
+        fresh = {finding_key(f): f for f in linting.refixed(text, _path(uri), here, ls.projects)}
+        for f in here:
             own = _range(doc, f.line, f.col, f.end_line, f.end_col)
             diags = [d for d in [by_key.get((f.code, own.start.line, own.start.character))] if d is not None]
-            fixed = linting.fix_one(text, f)
+            again = fresh.get(finding_key(f))
+            fixed = linting.fix_one(text, again) if again is not None else None
             if fixed is not None:
-                unsafe = f.fix.applicability != "safe"
+                unsafe = again.fix.applicability != "safe"
                 actions.append(types.CodeAction(
-                    title=f"{f.code}: {f.fix.message}" + (" (unsafe fix: review it)" if unsafe else ""),
+                    title=f"{f.code}: {again.fix.message}" + (" (unsafe fix: review it)" if unsafe else ""),
                     kind=types.CodeActionKind.QuickFix, diagnostics=diags or None,
                     is_preferred=not unsafe, edit=_edit(doc, text, fixed)))
             silenced = linting.with_noqa(text, f)
@@ -148,7 +151,7 @@ def code_actions(ls: TorchSyncServer, params: types.CodeActionParams) -> List[ty
                     title=f"{f.code}: silence with `# noqa: {f.code}`", kind=types.CodeActionKind.QuickFix,
                     diagnostics=diags or None, edit=_edit(doc, text, silenced)))
     if wants_fix_all:
-        fixed = linting.fix_all(text, _path(uri), findings)
+        fixed = linting.fix_all(text, _path(uri), findings, ls.projects)
         if fixed is not None:
             actions.append(types.CodeAction(title="torchsync-lint: apply every safe fix",
                                             kind=FIX_ALL, edit=_edit(doc, text, fixed)))

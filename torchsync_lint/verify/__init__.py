@@ -39,17 +39,24 @@ def _packages(linted: List[str]) -> List[Tuple[str, str]]:
     return list(out)
 
 
-def prestart(args, linted: List[str]) -> list:
+def prestart(args, linted: List[str], early: Optional[list] = None) -> list:
     """Before the lint: start ``--verify``'s snippet children, which import torch, initialise CUDA
     and import the linted packages while the lint runs (``cli_verify`` takes them). [] when the
-    options are bad or entry mode is asked for; the children close themselves if no job comes."""
+    options are bad or entry mode is asked for; the children close themselves if no job comes.
+    ``early``: children started at the command's first line (``verify.early``): those that fit are
+    used first, the rest closed (the list is emptied)."""
+    from torchsync_lint.verify import early as early_mod
+
+    early = early if early is not None else []
     if args.verify_timeout <= 0 or args.verify_entry:
+        early_mod.adopt(early, 0, "", {})
         return []
     from torchsync_lint.verify.run import prestart as start_children
 
     try:
-        return start_children(_options(args), linted, _packages(linted))
+        return start_children(_options(args), linted, _packages(linted), early)
     except OSError:  # the interpreter for the children cannot start: cli_verify says so later
+        early_mod.adopt(early, 0, "", {})
         return []
 
 

@@ -17,6 +17,8 @@ import time
 import traceback
 from typing import Any, Dict, Optional
 
+from torchsync_lint.verify import driver
+
 PREFIX = "@@TSL "
 
 
@@ -104,6 +106,9 @@ class Child:
         self.roots = Roots(torch)
         self.clock = self.long_clock = None
         self._modules: Dict[str, Any] = {}
+        # statements measured here, for the other findings of each (``snippet_child.run_task``);
+        # TORCHSYNC_VERIFY_NO_SHARE=1 measures every finding's statement again
+        self._shared: Optional[Dict[str, tuple]] = None if os.environ.get("TORCHSYNC_VERIFY_NO_SHARE") == "1" else {}
 
     def hello(self) -> bool:
         torch = self.torch
@@ -125,7 +130,7 @@ class Child:
             self.clock = self.long_clock.scaled(short_ms) if 0 < short_ms < self.long_clock.sleep_s * 1e3 \
                 else self.long_clock
             info["sleep_us"] = round(self.clock.sleep_s * 1e6, 1)
-            info["cycles_per_ms"] = round(self.clock.cycles_per_ms)
+            info["cycles_per_ms"] = self.startup["cycles_per_ms"] = round(self.clock.cycles_per_ms)
             self.startup["calibrate_s"] = round(time.monotonic() - t0, 3)
         info["startup"] = self.startup
         self.chan.send("ready", **info)
@@ -149,7 +154,7 @@ class Child:
                 module = self.module_for(task.get("file") or job)
                 if fresh:
                     import_s = round(time.monotonic() - t0, 3)
-                result = snippet_child.run_task(self, module, task)
+                result = snippet_child.run_task(self, module, task, self._shared)
             except ModuleImportError as exc:
                 result = {"failure": str(exc)}
             except Exception as exc:
@@ -251,12 +256,27 @@ def _early_settings(argv) -> Optional[Dict[str, Any]]:
     mode = argv[argv.index("--mode") + 1]
     settings = json.loads(argv[argv.index("--settings") + 1]) if "--settings" in argv else {}
     preload = json.loads(argv[argv.index("--preload") + 1]) if "--preload" in argv else []
-    return {"mode": mode, "settings": settings, "preload": preload}
+    return {"mode": mode, "settings": settings, "preload": preload, "later": "--preload-later" in argv}
+
+
+def _preload_later(chan: Channel) -> Optional[list]:
+    """The packages, sent by the parent once it knows them (``runner.Started.preload``); None when
+    the parent closed our stdin instead (it needs no child)."""
+    line = (_STDIN or sys.stdin).readline()
+    if not line:
+        return None
+    try:
+        return list(json.loads(line).get("preload") or [])
+    except (ValueError, AttributeError) as exc:
+        chan.send("fatal", reason=f"bad preload line: {exc}")
+        return None
 
 
 def _preload(pairs) -> None:
     """Import the packages the job will import, while the parent still lints (started ahead).
-    Best effort: a package that fails here fails again, and is reported, when its snippet runs."""
+    Best effort: a package that fails here fails again, and is reported, when its snippet runs.
+    ``torch._dynamo`` is put off until a snippet uses it (``lazy``)."""
+    lazy_imports()
     for root, name in pairs:
         if root and root not in sys.path:
             sys.path.insert(0, root)
@@ -264,6 +284,14 @@ def _preload(pairs) -> None:
             importlib.import_module(name)
         except (Exception, SystemExit):  # a package's import may call sys.exit too; the job reports it
             sys.modules.pop(name, None)
+
+
+def lazy_imports() -> None:
+    """A snippet child's imports of ``torch._dynamo`` wait for its first use (``verify.lazy``)."""
+    from torchsync_lint.verify import lazy
+
+    if lazy.wanted():
+        lazy.install()
 
 
 _STDIN = None  # the protocol's stdin, once the user's code has /dev/null in its place
@@ -363,6 +391,8 @@ def main(argv=None, forked: Optional[Dict[str, Any]] = None) -> int:
         job = _read_job(chan)
         if job is None:
             return 2
+    mode = (early or job or {}).get("mode", "gpu")
+    warm = driver.Warmup().start() if forked is None and driver.wanted(mode) else None
     t0 = time.monotonic()
     try:
         import torch  # noqa: F401  (only whether it imports)
@@ -376,6 +406,8 @@ def main(argv=None, forked: Optional[Dict[str, Any]] = None) -> int:
         _exec_fresh(argv, restore)  # CUDA state from before the fork, or a driver that did not survive it
     child = Child(job if job is not None else early, chan)
     child.startup["torch_import_s"] = torch_import_s
+    if warm is not None:
+        child.startup.update(warm.join())
     if forked is not None:
         child.startup.update(forked=True, torch_import_s=forked.get("torch_import_s"),
                              preload_s=forked.get("preload_s"))
@@ -390,8 +422,11 @@ def main(argv=None, forked: Optional[Dict[str, Any]] = None) -> int:
     if job is None and forked is not None:  # the server imported the packages before the fork
         chan.send("preloaded", seconds=forked.get("preload_s"))
     elif job is None:
+        pairs = _preload_later(chan) if early.get("later") else early.get("preload")
+        if pairs is None:
+            return 2
         t0 = time.monotonic()
-        _preload(early.get("preload") or ())
+        _preload(pairs or ())
         chan.send("preloaded", seconds=round(time.monotonic() - t0, 3))
     if job is None:
         job = _read_job(chan)
@@ -401,6 +436,8 @@ def main(argv=None, forked: Optional[Dict[str, Any]] = None) -> int:
             chan.send("fatal", reason="the job's mode or settings differ from the ones this child started with")
             return 2
         child.job = job
+    if job.get("kind") == "snippet":
+        lazy_imports()  # (a child given its job at once: its modules import with its tasks)
     if job.get("kind") == "probe":
         pass
     elif job.get("kind") == "entry":

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from torchsync_lint.finding import Finding
+from torchsync_lint.verify import early as early_mod
 from torchsync_lint.verify import evidence, runner, schedule, snippet
 from torchsync_lint.verify import fixes as fixes_mod
 from torchsync_lint.verify.attribution import Span, norm
@@ -33,9 +34,10 @@ class VerifyOptions:
     fixes: bool = False
     timeout: float = 60.0
     python: Optional[str] = None
-    sleep_ms: float = 20.0
-    short_sleep_ms: float = 5.0  # snippet mode times with this; the long sleep only where it cannot tell
-    reps: int = 3
+    sleep_ms: float = early_mod.SLEEP_MS
+    # snippet mode times with the short sleep; the long one only where the short one cannot tell
+    short_sleep_ms: float = early_mod.SHORT_SLEEP_MS
+    reps: int = early_mod.REPS
     sys_path: List[str] = field(default_factory=list)
     inputs: Optional[str] = None  # a recorded-inputs file (trace --record-inputs): replay with observed values
     children: int = 0  # child processes for snippet mode (0: by the number of files and findings)
@@ -72,6 +74,7 @@ class Verifier:
         self.child_startups: List[dict] = []
         self.child_times: List[dict] = []  # per snippet child: time.monotonic() of its steps (runner)
         self.t_extracted: Optional[float] = None
+        self._item_limit = 0  # the most tasks of one file a child takes at once (``schedule.item_limit``)
 
     # -- extraction -------------------------------------------------------------------------
     def recorded(self) -> Dict[str, List[dict]]:
@@ -137,7 +140,7 @@ class Verifier:
 
     def _close_started(self) -> None:
         for st in self._started:
-            st.close()
+            st.close(wait=False)
         self._started = []
 
     def run_snippets(self, with_fixes: bool) -> Dict[int, dict]:
@@ -150,14 +153,15 @@ class Verifier:
         sizes = {j[0]: len(j[1]) for j in jobs} if jobs else \
             {p: sum(1 for ex in self.extracted.values() if ex.span.path == p) for p in paths}
         n = max(1, min(self.n_children(), len(paths)))
+        self._item_limit = schedule.item_limit(len(self.findings), n)
         jobs = sorted(jobs, key=lambda j: (-len(j[1]), j[0]))
-        extraction = schedule.Extraction(jobs, nodes=with_fixes) if jobs else None
+        extraction = schedule.Extraction(jobs, nodes=with_fixes, busy=n) if jobs else None
         if extraction is not None:
             extraction.start()  # forks the extraction's workers: before any thread of ours starts
         started, self._started = list(self._started), []
         pres = [started.pop(0) if started else None for _ in range(n)]
         for st in started:  # more children than files
-            st.close()
+            st.close(wait=False)
         feed: queue.Queue = queue.Queue()
         base = {"kind": "snippet", "mode": self.opts.mode, "settings": _settings(self.opts),
                 "sys_path": self.opts.sys_path + [os.getcwd()], "tasks": []}
@@ -188,8 +192,8 @@ class Verifier:
         tasks = schedule.tasks_of(got, self.findings, rewrite)
         for task in tasks:
             counts[task["path"]] = counts.get(task["path"], 0) + 1
-        if tasks:
-            feed.put(tasks)  # one file's tasks: one child runs them all
+        for item in schedule.items(tasks, self._item_limit):
+            feed.put(item)  # a file's tasks, or part of a long package module's: one child runs them
 
     def _run_snippet_job(self, job: dict, pre: Optional[runner.Started], feed: queue.Queue, n_files: int,
                          counts: Dict[str, int], seen: Dict[str, int]) -> Dict[int, dict]:
@@ -307,11 +311,15 @@ class Verifier:
         def worst(key):
             vals = [x[key] for x in st if x.get(key) is not None]
             return f"{max(vals):.2f}" if vals else "?"
+        rates = [x["cycles_per_ms"] for x in st if x.get("cycles_per_ms")]
+        rate = f", sleep calibration {min(rates)}-{max(rates)} cycles/ms" if rates else ""
         self.note(f"verify: time: extraction {t_extracted - t0:.2f} s (overlapping the tasks), children {len(st)} "
-                  f"(torch import {worst('torch_import_s')} s, CUDA init {worst('cuda_init_s')} s, calibration "
+                  f"(torch import {worst('torch_import_s')} s, CUDA driver and context beside it "
+                  f"{worst('driver_s')} s, waited for {worst('driver_wait_s')} s, CUDA init "
+                  f"{worst('cuda_init_s')} s, calibration "
                   f"{worst('calibrate_s')} s, the slowest of each), module imports {sum(imports):.2f} s, "
                   f"tasks {sum(secs) - sum(imports):.2f} s (sum over children), snippets done after "
-                  f"{time.monotonic() - t0:.2f} s")
+                  f"{time.monotonic() - t0:.2f} s{rate}")
         # the timeline, from the first child's start (before the lint when started ahead)
         ref = min([t["spawned"] for t in self.child_times if "spawned" in t] + [t0])
         steps = ("ready", "preloaded", "job_sent", "begin", "done")
@@ -355,16 +363,23 @@ def run_verify(findings: List[Finding], opts: VerifyOptions, linted: Iterable[st
     ``started``: snippet children ``prestart`` started before the lint (those not needed are closed)."""
     if opts.entries or not findings:
         for st in started:
-            st.close()
+            st.close(wait=False)
         started = ()
     return Verifier(findings, opts, linted, hot_functions, on_note, started).run()
 
 
-def prestart(opts: VerifyOptions, linted: Sequence[str], preload: Sequence[Tuple[str, str]]) -> List[runner.Started]:
+def prestart(opts: VerifyOptions, linted: Sequence[str], preload: Sequence[Tuple[str, str]],
+             early: Optional[List[runner.Started]] = None) -> List[runner.Started]:
     """Start the snippet children before the lint, so that their torch import, CUDA initialisation
     and the import of the linted packages (``preload``) overlap it. As many as a run over these
-    files with many findings uses; ``run_verify`` closes the ones it does not need."""
+    files with many findings uses; ``run_verify`` closes the ones it does not need. ``early``:
+    children the command started at its first line (``verify.early``), used first (and emptied)."""
+    early = early if early is not None else []
     if opts.entries or os.environ.get("TORCHSYNC_VERIFY_NO_PRESTART"):
+        early_mod.adopt(early, 0, opts.mode, _settings(opts))
         return []
     n = opts.children or schedule.n_children(len(linted), 10 ** 6)
-    return runner.start_many(n, opts.mode, _settings(opts), opts.python, preload=preload)
+    took = early_mod.adopt(early, n, opts.mode, _settings(opts))
+    for child in took:
+        child.preload(preload)
+    return took + runner.start_many(n - len(took), opts.mode, _settings(opts), opts.python, preload=preload)

@@ -129,6 +129,23 @@ def _kill(proc) -> None:
         pass
 
 
+def _kill_later(proc) -> None:
+    """End a child that finished its job now, and reap it on a thread: the end of a process that
+    held a CUDA context takes the driver a while (half a second with eight on one GPU), which
+    nothing of ours waits for."""
+    if not isinstance(proc, subprocess.Popen):
+        proc.kill()
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, OSError):
+        try:
+            proc.kill()
+        except OSError:
+            pass
+    threading.Thread(target=proc.wait, name="tsl-verify-reap", daemon=True).start()
+
+
 class Started:
     """A child process started ahead of its job (``start``): it imports torch, initialises CUDA and
     calibrates its sleep while the parent still prepares the tasks; ``run_job(..., started=)`` then
@@ -138,9 +155,22 @@ class Started:
         self.proc, self.err_file, self.mode, self.settings = proc, err_file, mode, settings
         self.t_spawned = time.monotonic() if t_spawned is None else t_spawned
 
-    def close(self) -> None:
-        _kill(self.proc)
+    def close(self, wait: bool = True) -> None:
+        """End it (``wait=False``: reaped on a thread, for a run that has better things to do)."""
+        (_kill if wait else _kill_later)(self.proc)
         _close_err(self.err_file)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def preload(self, pairs: Sequence[Tuple[str, str]]) -> None:
+        """The packages to import while waiting for the job, for a child started before they were
+        known (``start(preload_later=True)``); it reads them before anything else."""
+        try:
+            self.proc.stdin.write(json.dumps({"preload": [list(p) for p in pairs]}).encode() + b"\n")
+            self.proc.stdin.flush()
+        except (OSError, ValueError):
+            pass  # it died: its job finds out
 
 
 def _spawn(python: Optional[str], env: Optional[dict], extra_args=()) -> Tuple[subprocess.Popen, object]:
@@ -162,12 +192,15 @@ def _close_err(err_file) -> None:
 
 
 def start(mode: str, settings: dict, python: Optional[str] = None, env: Optional[dict] = None,
-          preload: Sequence[Tuple[str, str]] = ()) -> Started:
+          preload: Sequence[Tuple[str, str]] = (), preload_later: bool = False) -> Started:
     """Start a child for a job of this mode and settings, before the job exists. ``preload``:
     (folder, top-level package) pairs the child imports while it waits for its job (the packages
-    the job's snippets will import: their import then overlaps the parent's lint)."""
+    the job's snippets will import: their import then overlaps the parent's lint).
+    ``preload_later``: they are not known yet; ``Started.preload`` sends them (the child waits)."""
     extra = ["--mode", mode, "--settings", json.dumps(settings, sort_keys=True)]
-    if preload:
+    if preload_later:
+        extra += ["--preload-later"]
+    elif preload:
         extra += ["--preload", json.dumps([list(p) for p in preload])]
     proc, err_file = _spawn(python, env, extra)
     return Started(proc, err_file, mode, settings)
@@ -249,7 +282,7 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
             close_stdin()
         out.times.setdefault("job_sent", time.monotonic())
         current: Optional[int] = None
-        got_result = poisoned = ready = preloaded = False
+        got_result = poisoned = ready = preloaded = done = False
         deadline = time.monotonic() + startup_timeout + timeout
         finished = False
         try:
@@ -357,7 +390,7 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
                     current = None
                     deadline = time.monotonic() + timeout
                 elif event == "done":
-                    finished = True
+                    finished = done = True
                     remaining = [i for i in remaining if i not in out.results]
                     if poisoned and (remaining or not fed_all):
                         break  # the CUDA context broke: a fresh child runs the rest
@@ -375,7 +408,10 @@ def run_job(job: dict, timeout: float, startup_timeout: float = 180.0, python: O
                 if finished:
                     break
         finally:
-            _kill(proc)
+            if done:
+                _kill_later(proc)
+            else:
+                _kill(proc)
             _close_err(err_file)
         if attempts > len(by_id) + 2:
             for i in remaining:

@@ -3,8 +3,9 @@
 The extraction runs in worker processes (forked before any thread of ours starts), the largest
 files first; each file's tasks go into one feed as soon as the file is done, and whichever child is
 up and idle takes the next file (``runner.run_job(feed=, shared=True)``): a child that started
-sooner, or drew smaller files, takes more. A file's tasks stay together: its module is imported
-once, in one child.
+sooner, or drew smaller files, takes more. A file's tasks stay together (its module imported once,
+in one child), but for a package module with more than half a child's fair share of the run, which
+goes in parts (``items``): its package was imported ahead, so another child's import is cheap.
 """
 
 from __future__ import annotations
@@ -15,28 +16,23 @@ import os
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from torchsync_lint.finding import Finding
-from torchsync_lint.verify import snippet
+from torchsync_lint.verify import early, snippet
 
 FileJob = Tuple[str, List[Tuple[int, Finding]], tuple, List[dict]]  # extract_file's arguments
 
 
 def n_children(n_files: int, n_tasks: int) -> int:
-    """Child processes for snippet mode, by the files and findings of the run (known before the
-    extraction). Several share the one GPU: the timing oracle holds under contention, since a sync
-    still waits for the child's own queued sleep and a statement that does not sync waits for
-    nothing. Each imports torch and the linted packages, so a few files each at least."""
-    env = os.environ.get("TORCHSYNC_VERIFY_CHILDREN")
-    if env and env.isdigit():
-        return max(1, int(env))
-    if n_tasks < 40 or n_files < 4:
-        return 1
-    return max(1, min(8, n_files // 3, (os.cpu_count() or 1) // 2))
+    """Child processes for snippet mode (``early.children_for``: known before the extraction)."""
+    return early.children_for(n_files, n_tasks)
 
 
-def extraction_workers(n_files: int) -> int:
+def extraction_workers(n_files: int, busy: int = 0) -> int:
+    """Worker processes for the extraction: up to one per two files, leaving ``busy`` CPUs to the
+    snippet children (importing their packages, or running tasks, meanwhile)."""
     if n_files < 4 or os.environ.get("TORCHSYNC_VERIFY_SERIAL"):
         return 1
-    return max(1, min(n_files // 2, os.cpu_count() or 1, 16))
+    cpus = os.cpu_count() or 1
+    return max(1, min(n_files // 2, cpus - busy if cpus > busy else 1, 16))
 
 
 def extract_plain(job: FileJob) -> Dict[int, "snippet.Extracted"]:
@@ -51,14 +47,15 @@ class Extraction:
     """The files' extractions, as each is done. ``start()`` forks the workers (call it before any
     thread starts: forking a process with threads may deadlock the child)."""
 
-    def __init__(self, jobs: Sequence[FileJob], nodes: bool = False) -> None:
+    def __init__(self, jobs: Sequence[FileJob], nodes: bool = False, busy: int = 0) -> None:
         self.jobs = list(jobs)
         self.nodes = nodes
+        self.busy = busy  # CPUs the snippet children use meanwhile
         self._pool = None
         self._futures: Dict[cf.Future, FileJob] = {}
 
     def start(self) -> None:
-        workers = extraction_workers(len(self.jobs))
+        workers = extraction_workers(len(self.jobs), self.busy)
         if workers <= 1 or self.nodes:
             return
         try:
@@ -115,6 +112,33 @@ def tasks_of(extracted: Dict[int, "snippet.Extracted"], findings: List[Finding],
             info = infos[ex.span.path] = snippet.module_info(ex.span.path)
         out.append(task_for(key, ex, findings[key], info, rewrite))
     return out
+
+
+def items(tasks: List[dict], limit: int = 0) -> List[List[dict]]:
+    """What one child takes from the feed at a time (one file's ``tasks``): a package module's tasks
+    in parts of at most ``limit`` (0: all of them), so that no child runs a long file alone while
+    the others wait (the package was imported ahead: another child's import of the module is
+    cheap); a plain script's tasks all together (its import runs its top-level code: once, in one
+    child). ``TORCHSYNC_VERIFY_ITEM=file`` keeps every file's tasks together."""
+    if not tasks:
+        return []
+    module = str((tasks[0].get("file") or {}).get("module", ""))
+    if limit <= 0 or len(tasks) <= limit or "." not in module or os.environ.get("TORCHSYNC_VERIFY_ITEM") == "file":
+        return [list(tasks)]
+    parts = -(-len(tasks) // limit)
+    size, extra = divmod(len(tasks), parts)
+    out, at = [], 0
+    for i in range(parts):
+        n = size + (1 if i < extra else 0)
+        out.append(list(tasks[at:at + n]))
+        at += n
+    return out
+
+
+def item_limit(n_tasks: int, n_children: int) -> int:
+    """The most tasks of one file a child takes at once: a file larger than half a child's fair share
+    of the run is split (the feed then ends with parts small enough to even out the children)."""
+    return max(1, -(-n_tasks // (2 * max(1, n_children))))
 
 
 def by_file(findings: Iterable[Finding]) -> Dict[str, List[Tuple[int, Finding]]]:

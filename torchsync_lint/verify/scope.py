@@ -171,6 +171,46 @@ def local_names(func: Optional[FunctionInfo], ast_of: Optional[AstOf] = None,
     return out
 
 
+def rebound_before(func: Optional[FunctionInfo], names: Set[str], line: int,
+                   ast_of: Optional[AstOf] = None) -> Set[str]:
+    """Those of ``names`` (parameters) that the function binds again before ``line``, or anywhere in
+    a loop around it: at the statement they may no longer hold the values they entered with (what
+    a recording of the function's entry saw). Without Python's tree of the function, any binding."""
+    if func is None or not names:
+        return set()
+    fn = ast_of(func.node) if ast_of is not None else None
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        from torchsync_lint.inference.defs import bound_names
+
+        return set(names) & set(bound_names(func))
+    out: Set[str] = set()
+    stack = [(stmt, False) for stmt in fn.body]
+    while stack:
+        node, looped = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            if isinstance(node, ast.Lambda):
+                continue
+            bound, at = {node.name}, node.lineno
+        else:
+            collector = _AstLocals("")
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For, ast.AsyncFor)):
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                    collector._targets(t)
+            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+                collector._targets(node.optional_vars)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                collector.names.add(node.name)
+            bound, at = collector.names, getattr(node, "lineno", line)
+        if bound & names and (at < line or looped):
+            out |= bound & names
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue  # another scope
+        around = looped or (isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and
+                            node.lineno <= line <= (node.end_lineno or node.lineno))
+        stack.extend((child, around) for child in ast.iter_child_nodes(node))
+    return out
+
+
 def _collect_local_names(func: Optional[FunctionInfo], ast_of: Optional[AstOf] = None,
                          source: str = "") -> Tuple[Set[str], Dict[str, str], Set[str]]:
     names: Set[str] = set()

@@ -46,7 +46,10 @@ def wanted() -> bool:
     it did not shorten ``--verify`` (bench/README.md): the children's start-up is a serial chain,
     torch's import and then the packages' (torchvision pulls in ``torch._dynamo``), which one
     process importing once runs no faster than each child; it saves the CPU and memory of the
-    other children's imports (the pages are shared), which a smaller machine may need."""
+    other children's imports (the pages are shared), which a smaller machine may need. With
+    ``torch._dynamo`` put off (``verify.lazy``, runtime6) the chain is short, but children forked
+    together calibrate their sleep at once and measured less than half the real rate (1-3
+    confirmed -> inconclusive flips per run on torchvision): still opt-in."""
     return available() and os.environ.get("TORCHSYNC_VERIFY_FORKSERVER") == "1"
 
 

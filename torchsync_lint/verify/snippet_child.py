@@ -5,6 +5,7 @@ Returns raw evidence (events with stacks, per-line timing, errors); the parent d
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any, Dict, Optional
 
@@ -64,18 +65,48 @@ def _poisoned(out: Dict[str, Any]) -> bool:
     return any(p in err for p in POISON)
 
 
-def run_task(child, module, task: dict) -> Dict[str, Any]:
+def statement_key(task: dict) -> Optional[str]:
+    """What the statement's measurement depends on (its file, the statement, the inputs' specs and
+    ``self``): findings of one statement with one key share one measurement (``run_task(shared=)``);
+    None for a task with a rewrite to check (``--verify-fixes``: measured per finding)."""
+    if task.get("fix"):
+        return None
+    return json.dumps([task.get("path"), task.get("stmt"), task.get("specs"), task.get("self")], sort_keys=True,
+                      default=str)
+
+
+def run_task(child, module, task: dict, shared: Optional[Dict[str, tuple]] = None) -> Dict[str, Any]:
+    """One finding's task. ``shared``: the statements measured before in this child, by
+    ``statement_key``: another finding of the same statement (two flagged calls on one line) takes
+    that measurement (the parent attributes its events to each finding by column) and measures only
+    its own expression, where the statement did not run."""
+    key = statement_key(task) if shared is not None else None
+    if key is not None and key in shared:
+        first, plan, snip = shared[key]
+        result = dict(first, shared=True)
+    else:
+        result, plan, snip, final = _statement(child, module, task)
+        if final:
+            return result
+        if key is not None:
+            shared[key] = (dict(result), plan, snip)
+    return _rest(child, module, task, result, plan, snip)
+
+
+def _statement(child, module, task: dict):
+    """(result, plan, snippet, final): the statement measured on its inputs; ``final``: nothing
+    more to do (it did not compile, no inputs, or the CUDA context broke)."""
     torch = child.torch
     result: Dict[str, Any] = {}
     try:
         snip = _compile(task, task["stmt"], module)
     except SyntaxError as exc:
-        return {"failure": f"cannot compile the statement alone: {exc.msg}"}
+        return {"failure": f"cannot compile the statement alone: {exc.msg}"}, None, None, True
     try:
         plan, guessed, errors, tried = harness.search_plan(torch, snip, task.get("self"), {}, _has_unknown(snip),
                                                            float(child.settings.get("plan_budget_s", 8.0)))
     except harness.SnippetError as exc:
-        return {"failure": str(exc)}
+        return {"failure": str(exc)}, None, snip, True
     result.update(plans_tried=tried, guessed=sorted(set(guessed)), observed=sorted(set(snip.observed)))
     if plan is None:
         result["cpu_error"] = harness.most_common(errors)
@@ -86,7 +117,12 @@ def run_task(child, module, task: dict) -> Dict[str, Any]:
     result["ran"] = plan is not None and not out.get("error")
     if child.mode != "predict" and _poisoned(out):
         result["poisoned"] = True
-        return result
+        return result, plan, snip, True
+    return result, plan, snip, False
+
+
+def _rest(child, module, task: dict, result: Dict[str, Any], plan, snip) -> Dict[str, Any]:
+    """The flagged expression alone (where the statement did not run) and the rewrite."""
     if not result["ran"] and task.get("expr"):
         result["expr"] = _expression(child, module, task)
         if result["expr"].get("poisoned"):

@@ -19,7 +19,7 @@ from torchsync_lint.inference.index import FunctionInfo
 from torchsync_lint.inference.names import dotted
 from torchsync_lint.inference.values import Value
 from torchsync_lint.verify.locate import AstOf
-from torchsync_lint.verify.scope import Names, local_names
+from torchsync_lint.verify.scope import Names, local_names, rebound_before
 
 
 def value_spec(v: Value, depth: int = 0) -> dict:
@@ -28,8 +28,6 @@ def value_spec(v: Value, depth: int = 0) -> dict:
         spec["dtype"] = v.dtype
     if v.device:
         spec["device"] = v.device
-    if v.host_data and v.kind == "tensor":
-        spec["device"] = v.device or "cpu"
     if v.elts and depth < 4:
         spec["elts"] = [value_spec(e, depth + 1) for e in v.elts]
     return spec
@@ -230,9 +228,12 @@ class Probe:
         # values recorded from a real run (--inputs) replace what inference left open
         rec = _record_for(self.recorded, func, ex.stmt["line"] if ex.stmt else 0)
         if rec is not None:
+            # a parameter the function binds again before the statement holds another value there
+            stale = rebound_before(func, set(rec.get("args") or {}) & set(specs),
+                                   ex.stmt["line"] if ex.stmt else 0, self.ast_of)
             for name, spec in list(specs.items()):
                 desc = (rec.get("args") or {}).get(name)
-                if desc is None or spec.get("kind") in ("import", "unavailable", "self"):
+                if desc is None or name in stale or spec.get("kind") in ("import", "unavailable", "self"):
                     continue
                 obs = {"kind": "observed", "desc": desc, "fallback": spec}
                 if spec.get("roles"):

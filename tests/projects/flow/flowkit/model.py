@@ -21,6 +21,7 @@ class Net(nn.Module):
         same_count(3, 4)
         positive(x.sum())
         mask = create_mask(lengths.max(), lengths)
+        full = create_mask(x.size(1), lengths)  # another caller passes an int: the tensor still arrives
         ar = arange_of(x.size(1), lengths)
         out = assign(y, [y, y])
         _, fg = out
@@ -29,7 +30,7 @@ class Net(nn.Module):
         self.meter.update(y)
         self.meter.compute()
         self.meter.value()
-        return self.lin(y) * mask.sum() + ar.sum()
+        return self.lin(y) * mask.sum() * full.sum() + ar.sum()
 
 
 class Block(nn.Module):

@@ -1,0 +1,45 @@
+"""Functions a DataLoader calls to build its batches (``collate_fn=`` anywhere in the file): they run
+on the host, in the loader's workers, on the samples a dataset returned, so the tensors they are
+given live on the host whatever their annotations say."""
+
+from __future__ import annotations
+
+from typing import Set
+
+import libcst as cst
+
+from torchsync_lint.inference.defs import FunctionInfo
+from torchsync_lint.inference.values import CPU, DICT, LIST, TENSOR, TUPLE, Value
+
+KEYWORD = "collate_fn"
+
+
+def collate_names(index) -> Set[str]:
+    """Names passed as ``collate_fn=``: ``"pad_batch"`` for a function, ``"self._collate"`` for a method."""
+    out: Set[str] = set()
+    for sites in index.call_sites.values():
+        for site in sites:
+            for a in site.call.args:
+                if a.keyword is None or a.keyword.value != KEYWORD:
+                    continue
+                v = a.value
+                if isinstance(v, cst.Name):
+                    out.add(v.value)
+                elif isinstance(v, cst.Attribute) and isinstance(v.value, cst.Name) and v.value.value == "self":
+                    out.add("self." + v.attr.value)
+    return out
+
+
+def collates(func: FunctionInfo, names: Set[str]) -> bool:
+    if func.parent is not None:
+        return False
+    return ("self." + func.name in names) if func.is_method else func.name in names
+
+
+def on_host(v: Value) -> Value:
+    """``v`` with every tensor it holds on the host."""
+    if v.kind == TENSOR:
+        return v.with_(device=CPU)
+    if v.kind in (DICT, LIST, TUPLE) and (v.item is not None or v.elts):
+        return v.with_(item=on_host(v.item) if v.item is not None else None, elts=tuple(on_host(e) for e in v.elts))
+    return v
