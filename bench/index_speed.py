@@ -49,7 +49,7 @@ WRAP = ("import resource, subprocess, sys\n"
         "sys.stderr.write('%f %d\\n' % (r.ru_utime + r.ru_stime, r.ru_maxrss))\n"
         "sys.stdout.buffer.write(p.stdout)\n")
 PARSE_VS_RUN = """
-import json, sys, time, libcst
+import json, resource, sys, time, libcst
 sys.path.insert(0, sys.argv[1] + '/bench')
 import linter_api
 from torchsync_lint.config import Config
@@ -63,7 +63,7 @@ for s in sources:
 parse = time.process_time() - t
 t = time.process_time()
 api.lint_paths(files, Config(select=list(all_rules()), respect_gitignore=False), jobs=1)
-print(json.dumps([parse, time.process_time() - t]))
+print(json.dumps([parse, time.process_time() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024]))
 """
 APPEND = "\n\ndef _bench_added_helper(x):\n    return x\n"
 CACHE = ".torchsync_cache"
@@ -175,13 +175,14 @@ def main(argv=None) -> int:
                 for s, co in sides.items():
                     got = subprocess.run([side_python(co), "-c", PARSE_VS_RUN, co, os.path.join(tmp, "files.json")],
                                          capture_output=True, text=True, cwd=co, env=env)
-                    parse, run = json.loads(got.stdout.strip().splitlines()[-1])
+                    parse, run, peak = json.loads(got.stdout.strip().splitlines()[-1])
+                    runs.setdefault((s, "b_peak"), []).append(peak)
                     old = out[s].get("b")
                     out[s]["b"] = (parse, run) if old is None else (min(old[0], parse), min(old[1], run))
                     runs.setdefault((s, "b_parse"), []).append(parse)
                     runs.setdefault((s, "b_run"), []).append(run)
                     out[s].setdefault("b_ratios", []).append(run / parse)
-        for s, co in sides.items():  # cold CLI (d's reference; leaves the tree warm for a, c, d)
+        for s, co in sides.items() if only & {"a", "d"} else ():  # cold CLI (d's reference; leaves the tree warm for a, d)
             py = side_python(co)
             out[s]["cli_cold_jobs"] = measure(cli(py, "--jobs", str(args.jobs), "--format", "json", "."), roots[s],
                                               env)[:2]
@@ -245,6 +246,8 @@ def main(argv=None) -> int:
             mid = statistics.median(values)
             if key.startswith("c_"):
                 out[s]["c"][key[2:]] = mid
+            elif key == "b_peak":
+                continue
             elif key in ("b_parse", "b_run"):
                 parse, run = out[s]["b"]
                 out[s]["b"] = (mid, run) if key == "b_parse" else (parse, mid)
@@ -259,8 +262,10 @@ def main(argv=None) -> int:
         if "b" in r:
             parse, run = r["b"]
             print(f"(b) whole project cold, 1 process: {run:.1f} s CPU / bare parse {parse:.1f} s = {run / parse:.2f}x "
-                  f"(fastest of each; per run {', '.join(f'{x:.2f}' for x in r['b_ratios'])})")
-        cc = r["cli_cold_jobs"]
+                  f"({args.keep} of each; per run {', '.join(f'{x:.2f}' for x in r['b_ratios'])}; peak MiB "
+                  f"{', '.join(str(x) for x in runs[(s, 'b_peak')])}; run s {', '.join(f'{x:.1f}' for x in runs[(s, 'b_run')])}; "
+                  f"parse s {', '.join(f'{x:.1f}' for x in runs[(s, 'b_parse')])})")
+        cc = r.get("cli_cold_jobs")
         if "a_warm" in r:
             ef = out["plain_ef"][0] if "plain_ef" in out else r["a_ef"][0]
             print(f"(a) flake8 one file: warm {r['a_warm'][0]:.2f} s CPU ({r['a_warm'][1]} MiB), cold "

@@ -140,6 +140,30 @@ def test_cached_run_after_a_skip_matches_a_cold_one(tmp_path, monkeypatch):
     assert first.findings
 
 
+def test_trees_of_files_whose_parameters_others_pass_come_first():
+    """Over the budget, a tree kept for references only gives its room (oldest first) to a file
+    whose functions take parameters other files pass; never the other way round."""
+    import libcst as cst
+
+    from torchsync_lint.check.report import FileReport
+
+    kept = kept_mod.Kept(budget=30)
+    refs = lambda p: FileReport(p, refs={("call", "b.f")})  # noqa: E731
+    params = lambda p: FileReport(p, open_params={"m.f"})  # noqa: E731
+    for path in ("r1.py", "r2.py"):
+        kept.offer(path, "r" * 10, cst.parse_module("r\n"), refs(path))
+    kept.offer("p1.py", "p" * 15, cst.parse_module("p\n"), params("p1.py"))  # r1 goes
+    assert kept.take("r1.py", "r" * 10) is None and kept.take("r2.py", "r" * 10) is not None
+    assert kept.take("p1.py", "p" * 15) is not None
+    kept.offer("r3.py", "r" * 10, cst.parse_module("r\n"), refs("r3.py"))  # no room: not kept
+    assert kept.take("r3.py", "r" * 10) is None
+    kept.offer("p2.py", "q" * 15, cst.parse_module("q\n"), params("p2.py"))  # r2 goes; p1 stays
+    assert kept.take("r2.py", "r" * 10) is None and kept.take("p1.py", "p" * 15) is not None
+    assert kept.take("p2.py", "q" * 15) is not None and kept.used == 30
+    kept.offer("p3.py", "s" * 5, cst.parse_module("s\n"), params("p3.py"))  # nothing left to give room
+    assert kept.take("p3.py", "s" * 5) is None
+
+
 def test_trees_serve_only_their_own_text():
     import libcst as cst
 

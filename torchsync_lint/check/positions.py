@@ -2,9 +2,9 @@
 
 One code-generation walk records start and end only for the wanted nodes; files without
 findings never pay for it. Positions match PositionProvider's (syntactic, whitespace excluded).
-Given the source, only the statements that hold wanted nodes (their function, else their
-top-level statement) are generated: each is placed by finding its text, when unique, in the
-source, since the module's code is the source.
+Given the source, only the statements that hold wanted nodes (their statement line, else their
+function, else their top-level statement: ``check.walker.places``) are generated: each is placed
+by finding its text, when unique, in the source, since the module's code is the source.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import gc
 import json
 import os
 import sys
@@ -232,8 +233,21 @@ def _stdout_failed(exc: OSError) -> int:
 def main(argv: Optional[List[str]] = None, early: Optional[list] = None) -> int:
     """The command. Ctrl-C and SIGTERM end it with one line, exit 130 or 143, and no worker left.
     ``early``: ``--verify``'s children the console script started before this module's imports
-    (``cli.entry``); the run uses them or closes them."""
-    early = early if early is not None else []
+    (``cli.entry``); the run uses them or closes them.
+
+    Run as the process's command line (``argv`` None: the console script, ``python -m``), the
+    objects it made are frozen out of the cyclic collector before it returns: the interpreter's
+    last collection at exit would otherwise traverse every one of them (the run's interfaces,
+    reports, call graph) to free memory the process gives back anyway. Objects are still released
+    by reference counting and exit handlers still run; an in-process caller (``main([...])``)
+    keeps a collector as it was."""
+    code = _main_guarded(argv, early if early is not None else [])
+    if argv is None:
+        gc.freeze()
+    return code
+
+
+def _main_guarded(argv: Optional[List[str]], early: list) -> int:
     try:
         with workers.terminate_as_exception():
             code = _main(argv, early)

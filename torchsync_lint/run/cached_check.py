@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from torchsync_lint.check import gc_pause
 from torchsync_lint.check.file import check_data
 from torchsync_lint.check.report import FileReport, Options
 from torchsync_lint.check.source import module_name_for
@@ -18,6 +19,7 @@ from torchsync_lint.run.kept import Kept
 from torchsync_lint.run.tracked_project import TrackedProject
 
 
+@gc_pause.per_file
 def check_file(path: str, options: Options, cache_dir: Optional[str] = None, project=None,
                want_interface: bool = False, project_digest: str = "", ordered: bool = False,
                kept: Optional[Kept] = None) -> FileReport:

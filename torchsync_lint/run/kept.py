@@ -4,9 +4,11 @@ trees (bounded) and, per file checked with a growing project, the entries that c
 - **Trees.** The project pass checks again a third of a big project's files, and LibCST's parse
   was a third of each check again. LibCST trees are immutable, so the tree of a file's first check
   serves its later ones (the same text: compared before use). Only files that may be checked
-  again are kept (functions whose parameters other files may pass, references the whole project
-  may answer otherwise), while their text stays under ``budget`` characters in all (a tree takes
-  about 25 bytes per character of source: the default, 8 M characters, holds about 200 MB).
+  again are kept, while their text stays under ``budget`` characters in all (a tree takes about 25
+  bytes per character of source: the default, 16 M characters, holds about 400 MB). Files whose
+  functions take parameters other files may pass come first (on transformers' first 1,100 files
+  half of them are checked again): a tree of a file that only met references the whole project
+  may answer otherwise (one in sixteen is checked again) gives its room to them, oldest first.
 - **What a check read.** ``read`` keeps, for a file checked with an import wave's project
   (``project_pass.first_pass``), every entry its check looked up (``tracked_project``) and what the
   entry was there (the data, shared with the interfaces, not copied). The project pass compares them
@@ -24,7 +26,7 @@ from typing import Dict, Optional, Set, Tuple
 from torchsync_lint.check.report import FileReport
 from torchsync_lint.run.tracked_project import Dep, TrackedProject
 
-DEFAULT_BUDGET = 8_000_000  # characters of source whose trees are kept
+DEFAULT_BUDGET = 16_000_000  # characters of source whose trees are kept
 
 
 class Kept:
@@ -32,6 +34,7 @@ class Kept:
         self.budget = budget
         self.used = 0
         self._trees: Dict[str, Tuple[str, object]] = {}
+        self._refs_only: Dict[str, int] = {}  # kept trees that may give their room (path -> size), oldest first
         self._walked: Set[str] = set()  # checked by the rule walk with a project, not read yet
         self._read: Dict[str, Dict[Dep, object]] = {}
         self.reused = 0  # trees served (for bench/ and tests)
@@ -48,13 +51,21 @@ class Kept:
         self._walked.add(path)
         if path in self._trees or not (report.open_params or report.refs):
             return  # no answer of the whole project can be new to it: never checked again
+        if report.open_params:
+            while self.used + len(source) > self.budget and self._refs_only:
+                old = next(iter(self._refs_only))
+                self.used -= self._refs_only.pop(old)
+                del self._trees[old]
         if self.used + len(source) > self.budget:
             return
         self._trees[path] = (source, module)
         self.used += len(source)
+        if not report.open_params:
+            self._refs_only[path] = len(source)
 
     def drop_trees(self) -> None:
         self._trees.clear()
+        self._refs_only.clear()
         self.used = 0
 
     # -- what a check read ----------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import errno
 import os
 from typing import Callable, List, Optional, Sequence, Set
 
+from torchsync_lint.check import gc_pause
 from torchsync_lint.check.classify import classify
 from torchsync_lint.check.report import Options
 from torchsync_lint.check.suppress import suppress
@@ -38,6 +39,12 @@ def lint_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None,
                on_note: Optional[Callable[[str], None]] = None, cache_dir: Optional[str] = None) -> LintResult:
     """Lint files and folders. ``cache_dir`` (or ``config.cache_dir``) keeps per-file reports
     between runs; None checks every file."""
+    with gc_pause.run():
+        return _lint_paths(paths, config, jobs, on_note, cache_dir)
+
+
+def _lint_paths(paths: Sequence[str], config: Config, jobs: Optional[int], on_note: Optional[Callable[[str], None]],
+                cache_dir: Optional[str]) -> LintResult:
     result = LintResult()
     cache_dir = cache_dir or getattr(config, "cache_dir", None)
     options = Options(tuple(config.select), tuple(config.ignore), tuple(config.hot_functions),
