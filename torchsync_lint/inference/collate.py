@@ -36,10 +36,11 @@ def collates(func: FunctionInfo, names: Set[str]) -> bool:
     return ("self." + func.name in names) if func.is_method else func.name in names
 
 
-def on_host(v: Value) -> Value:
-    """``v`` with every tensor it holds on the host."""
+def on_host(v: Value, unnamed_only: bool = False) -> Value:
+    """``v`` with every tensor it holds on the host (``unnamed_only``: those of a device not known)."""
     if v.kind == TENSOR:
-        return v.with_(device=CPU)
+        return v.with_(device=CPU) if v.device is None or not unnamed_only else v
     if v.kind in (DICT, LIST, TUPLE) and (v.item is not None or v.elts):
-        return v.with_(item=on_host(v.item) if v.item is not None else None, elts=tuple(on_host(e) for e in v.elts))
+        return v.with_(item=on_host(v.item, unnamed_only) if v.item is not None else None,
+                       elts=tuple(on_host(e, unnamed_only) for e in v.elts))
     return v

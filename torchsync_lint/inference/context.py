@@ -15,7 +15,8 @@ from torchsync_lint.inference.evaluate import Evaluator
 from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.index import COLD_METHODS, FileIndex, FunctionInfo, names_function
 from torchsync_lint.inference.branches import Branches, narrowed_by
-from torchsync_lint.inference.datasets import fetches_samples, unnamed_on_host
+from torchsync_lint.inference.collate import on_host
+from torchsync_lint.inference.datasets import fetches_samples
 from torchsync_lint.inference.frequency import EVERY_STEP, FrequencyTracker, caches_result, training_loops
 from torchsync_lint.inference.values import NUMBER, TENSOR, UNKNOWN, Value
 
@@ -80,7 +81,7 @@ class FileContext:
     def _infer(self, expr: cst.BaseExpression) -> Value:
         v = self.evaluator.infer(expr, self.scope)
         if self._fetching and self._fetching[-1]:
-            v = unnamed_on_host(v)  # a dataset's __getitem__: what it holds and makes is on the host
+            v = on_host(v, unnamed_only=True)  # a dataset's __getitem__: what it holds and makes is on the host
         return v
 
     def is_tensor(self, expr: cst.BaseExpression) -> bool:

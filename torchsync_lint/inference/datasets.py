@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Optional
 
 from torchsync_lint.inference.defs import FunctionInfo, any_base
-from torchsync_lint.inference.values import CPU, DICT, LIST, TENSOR, TUPLE, Value
 
 DATASET_BASES = frozenset(("torch.utils.data.Dataset", "torch.utils.data.IterableDataset",
                            "torch.utils.data.dataset.Dataset", "torch.utils.data.dataset.IterableDataset"))
@@ -26,12 +25,3 @@ def fetches_samples(func: Optional[FunctionInfo], index, project) -> bool:
         lambda _key: False)
     return local(func.cls) or any_base(func.cls, index, project, local, foreign)
 
-
-def unnamed_on_host(v: Value) -> Value:
-    """``v`` with every tensor it holds whose device is not known put on the host."""
-    if v.kind == TENSOR:
-        return v.with_(device=CPU) if v.device is None else v
-    if v.kind in (DICT, LIST, TUPLE) and (v.item is not None or v.elts):
-        return v.with_(item=unnamed_on_host(v.item) if v.item is not None else None,
-                       elts=tuple(unnamed_on_host(e) for e in v.elts))
-    return v

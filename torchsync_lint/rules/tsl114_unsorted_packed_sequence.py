@@ -1,12 +1,11 @@
 """TSL114 unsorted-packed-sequence."""
 
-from typing import Dict
+from typing import Set
 
 import libcst as cst
 
-from torchsync_lint.inference.values import CPU, TENSOR
 from torchsync_lint.rules.base import Rule
-from torchsync_lint.rules._common import arg
+from torchsync_lint.rules._common import arg, is_true, may_be_on_gpu
 
 # Private names: the measurement is the truth table's (rows pps-01..03), not the op catalog's,
 # whose sweep cannot build a PackedSequence with its sort order on the device.
@@ -72,8 +71,8 @@ class UnsortedPackedSequence(Rule):
     caller has to undo the order itself with device tensors.
 
     ## Known problems
-    Only packing seen in the same function counts: a packed sequence passed in from elsewhere is
-    not followed. Data known to be on the CPU is not reported.
+    Only packing seen earlier in the same function counts: a packed sequence passed in from
+    elsewhere is not followed. Data known to be on the CPU is not reported.
 
     ## Verify
     Truth table rows pps-01..03 (H200, torch 2.11): unpacking a `PackedSequence` whose
@@ -94,52 +93,28 @@ class UnsortedPackedSequence(Rule):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self._unsorted: Dict[int, bool] = {}
+        self._unsorted: Set[int] = set()  # functions (their def nodes) seen packing unsorted
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.ctx.qualname(node.func) not in _PAD:
-            return
-        first = arg(node, 0, "sequence") or arg(node, 0, "packed_sequences")
-        if first is not None:
-            v = self.ctx.value(first.value)
-            if v.kind == TENSOR and v.device == CPU:
-                return
         func = self.ctx.function
         if func is None:
             return
-        key = id(func.node)
-        if key not in self._unsorted:
-            self._unsorted[key] = self._packs_unsorted(func.node)
-        if self._unsorted[key]:
-            self.report(node)
+        q = self.ctx.qualname(node.func)
+        if q in _PACK or q in _PACKED_SEQUENCE:
+            if self._packs_unsorted(node, q):
+                self._unsorted.add(id(func.node))
+        elif q in _PAD and id(func.node) in self._unsorted:
+            packed = arg(node, 0, "sequence") or arg(node, 0, "packed_sequences")
+            if packed is None or may_be_on_gpu(self.ctx.value(packed.value)):
+                self.report(node)
 
-    def _packs_unsorted(self, body: cst.CSTNode) -> bool:
-        """The function packs a sequence unsorted (on data not known to be on the CPU)."""
-        calls = _Calls()
-        body.visit(calls)
-        for call in calls.found:
-            q = self.ctx.qualname(call.func)
-            if q in _PACK:
-                given = arg(call, 3 if q.endswith("pack_padded_sequence") else 1, "enforce_sorted")
-                data = arg(call, 0, "input") or arg(call, 0, "sequences")
-                on_cpu = data is not None and self.ctx.value(data.value).kind == TENSOR and (
-                    self.ctx.value(data.value).device == CPU)
-                if given is not None and not _is_name(given.value, "True") and not on_cpu:
-                    return True
-            elif q in _PACKED_SEQUENCE:
-                given = arg(call, 3, "unsorted_indices")
-                if given is not None and not _is_name(given.value, "None"):
-                    return True
-        return False
-
-
-class _Calls(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found = []
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self.found.append(node)
-
-
-def _is_name(expr: cst.BaseExpression, name: str) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == name
+    def _packs_unsorted(self, call: cst.Call, q: str) -> bool:
+        """``pack_padded_sequence(x, n, enforce_sorted=False)`` of data not known to be on the
+        CPU, or ``PackedSequence(data, sizes, order, unsorted_indices)``."""
+        if q in _PACKED_SEQUENCE:
+            given = arg(call, 3, "unsorted_indices")
+            return given is not None and not (isinstance(given.value, cst.Name) and given.value.value == "None")
+        given = arg(call, 3 if q.endswith("pack_padded_sequence") else 1, "enforce_sorted")
+        data = arg(call, 0, "input") or arg(call, 0, "sequences")
+        return given is not None and not is_true(given.value) and (
+            data is None or may_be_on_gpu(self.ctx.value(data.value)))

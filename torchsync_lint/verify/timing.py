@@ -32,12 +32,7 @@ class SleepClock:
             cycles = 2_000_000
             ms = 0.0
             for _ in range(6):
-                start, end = cuda.Event(enable_timing=True), cuda.Event(enable_timing=True)
-                start.record()
-                cuda._sleep(cycles)
-                end.record()
-                end.synchronize()
-                ms = start.elapsed_time(end)
+                ms = _slept_ms(cuda, cycles)
                 if ms >= 5.0:
                     break
                 cycles *= 4
@@ -45,12 +40,7 @@ class SleepClock:
             # another process's kernels on the GPU (the snippet children calibrate side by side) and
             # a clock still ramping up only lengthen a measurement: the fastest of three is the rate
             for _ in range(2):
-                start, end = cuda.Event(enable_timing=True), cuda.Event(enable_timing=True)
-                start.record()
-                cuda._sleep(cycles)
-                end.record()
-                end.synchronize()
-                cycles_per_ms = max(cycles_per_ms, cycles / max(start.elapsed_time(end), 1e-3))
+                cycles_per_ms = max(cycles_per_ms, cycles / max(_slept_ms(cuda, cycles), 1e-3))
         self.cycles_per_ms = cycles_per_ms
         self.cycles = int(self.cycles_per_ms * sleep_ms)
         self.sleep_s = sleep_ms / 1000.0
@@ -164,3 +154,13 @@ def line_excess(base_runs: List[Dict], sleep_runs: List[Dict]) -> List[list]:
             base = [round(statistics.median(base_index[i]) * 1e6, 1) for i in sorted(base_index)]
             out.append([key[0], key[1], excess, base])
     return out
+
+
+def _slept_ms(cuda, cycles: int) -> float:
+    """Device time of one ``torch.cuda._sleep(cycles)``, measured with CUDA events."""
+    start, end = cuda.Event(enable_timing=True), cuda.Event(enable_timing=True)
+    start.record()
+    cuda._sleep(cycles)
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end)
