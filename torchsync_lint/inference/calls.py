@@ -14,6 +14,7 @@ import libcst as cst
 
 from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference import named_tuples
+from torchsync_lint.inference.defs import string_key
 from torchsync_lint.inference.index import ClassInfo, FunctionInfo, any_base
 from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.values import (
@@ -253,7 +254,7 @@ class Calls:
             if recv.kind in (LIST, TUPLE) and name in ("index", "count"):
                 return INT
             if recv.kind == DICT:
-                return self._dict_method(recv, name)
+                return self._dict_method(recv, name, call)
             if recv.kind == BATCH:
                 return self._batch_method(recv, name, call, scope)
             if recv.kind == UNKNOWN and name in facts.tensor_only_methods():
@@ -312,7 +313,11 @@ class Calls:
         return UNKNOWN_VALUE
 
     @staticmethod
-    def _dict_method(recv: Value, name: str) -> Value:
+    def _dict_method(recv: Value, name: str, call: cst.Call) -> Value:
+        if name in ("get", "pop", "setdefault", "__getitem__") and recv.keys and call.args:
+            key = string_key(call.args[0].value)
+            if key is not None:  # `.get("scale")` of `{"weight": t}`: not what the dict holds
+                return recv.keyed(key) or UNKNOWN_VALUE
         if recv.item is None:
             return UNKNOWN_VALUE
         if name in ("get", "pop", "setdefault", "__getitem__"):

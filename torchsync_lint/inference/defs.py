@@ -13,6 +13,18 @@ import libcst as cst
 HOST_EVIDENCE = "@host "
 
 
+# a dict literal's or a function's string keys kept apart (more: a table, not a record)
+MAX_KEYS = 16
+
+
+def string_key(e: Optional[cst.BaseExpression]) -> Optional[str]:
+    """The text of a plain string literal used as a dict key, else None."""
+    if type(e) is cst.SimpleString:
+        text = e.evaluated_value
+        return text if isinstance(text, str) else None
+    return None
+
+
 @dataclass(eq=False)
 class ClassInfo:
     name: str
@@ -57,7 +69,8 @@ class FunctionInfo:
     # name.append(v) / name.insert(i, v) on a local name: what a list built empty comes to hold
     appends: Dict[str, List[cst.BaseExpression]] = field(default_factory=dict)
     # name["key"] = v on a local name (a str key: a dict, never a tensor): what its values hold
-    keyed: Dict[str, List[cst.BaseExpression]] = field(default_factory=dict)
+    # (the key's text, or None for a computed one; the value stored)
+    keyed: Dict[str, List[Tuple[Optional[str], cst.BaseExpression]]] = field(default_factory=dict)
     # names the body uses as only a tensor can be used: a tensor-only method or attribute
     # (``x.new_ones(...)``, ``x.masked_fill``), or indexed by a comparison of itself (``s[s > 0]``)
     tensor_uses: Set[str] = field(default_factory=set)

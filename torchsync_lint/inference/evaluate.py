@@ -45,6 +45,7 @@ from torchsync_lint.inference.values import (
     TENSOR,
     TENSOR_SEQ,
     TUPLE,
+    TYPE,
     UNKNOWN,
     UNKNOWN_VALUE,
     Value,
@@ -220,6 +221,8 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
                 # a parameter keeps its declared type (as a type checker reads it) when
                 # reassigned from something we cannot see: ``images, targets = self.transform(...)``
                 value = self.declared(scope.func).get(target.value, value)
+            elif value.kind == TYPE and scope.func is None and scope.cls is None:
+                value = _named_dtype(target.value, value)
             scope.values[target.value] = value
         elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and scope.func is not None:
             if (scope.lookup(target.value.value) or UNKNOWN_VALUE).kind == SELF:
@@ -387,3 +390,13 @@ def _asks_for_host_tensors(call: cst.Call) -> bool:
     key, wanted = api.HOST_BATCH_KEYWORD
     return any(a.keyword is not None and a.keyword.value == key and isinstance(a.value, cst.SimpleString)
                and a.value.evaluated_value == wanted for a in call.args)
+
+
+def _named_dtype(name: str, alias: Value) -> Value:
+    """``BoolTensor: TypeAlias = torch.Tensor``: an alias named after one of torch's typed tensor
+    classes promises that dtype (the name is all a reader of the signature sees)."""
+    meaning = alias.item
+    if meaning is None or meaning.kind != TENSOR or meaning.dtype is not None:
+        return alias
+    dtype = TYPED_TENSORS.get(name)
+    return alias.with_(item=meaning.with_(dtype=dtype)) if dtype else alias

@@ -14,6 +14,7 @@ import libcst as cst
 from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference import named_tuples
+from torchsync_lint.inference.defs import MAX_KEYS, string_key
 from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.signatures import refine_annotation
 from torchsync_lint.inference.values import (
@@ -61,9 +62,23 @@ class Expressions:
 
     def _keyed(self, name: str, v: Value, scope: Scope) -> Value:
         """``out = {}`` (or a value of unknown kind) ... ``out["loss"] = loss``: a dict whose values
-        hold what the function stores under string keys (a tensor takes no string index)."""
-        item = self._stored_join(("keyed", id(scope.func), name), scope.func.keyed[name], scope)
-        return v if item is None else Value(DICT, item=item)
+        hold what the function stores under string keys (a tensor takes no string index), each
+        key what is stored under it (``state["step"] = 0`` ... ``state["avg"] = t``)."""
+        stores = scope.func.keyed[name]
+        item = self._stored_join(("keyed", id(scope.func), name), [e for _, e in stores], scope)
+        if item is None:
+            return v
+        by_key: dict = {}
+        for key, e in stores:
+            by_key.setdefault(key, []).append(e)
+        named = []
+        if None in by_key:  # `out[f"loss_{i}"] = ...`: any key may be there
+            return Value(DICT, item=item)
+        for key, exprs in list(by_key.items())[:MAX_KEYS]:
+            got = self._stored_join(("keyed", id(scope.func), name, key), exprs, scope)
+            named.append((key, got if got is not None else UNKNOWN_VALUE))
+        # keys stored elsewhere (the dict came in, or another method fills it) stay unknown
+        return Value(DICT, item=item, keys=tuple(named))
 
     def _stored_join(self, key: tuple, exprs, scope: Scope):
         """The join of what a function stores into a container (``exprs``), or None when nothing
@@ -91,9 +106,11 @@ class Expressions:
         return Value(LIST, item=v if v.kind != UNKNOWN else None)
 
     def _dict_literal(self, e: cst.Dict, scope: Scope) -> Value:
-        """``{"a": (torch.linspace(0, 1, 5), True), ...}``: a dict whose values share one value."""
+        """``{"a": (torch.linspace(0, 1, 5), True), ...}``: a dict whose values share one value,
+        and the value of each string key (``{"loss": t, "n": 3}["n"]`` is an int)."""
         item: Optional[Value] = None
         members: List[Value] = []
+        keys: Optional[dict] = {}
         for el in e.elements:
             if not isinstance(el, cst.DictElement):
                 return Value(DICT)  # **splat
@@ -102,11 +119,17 @@ class Expressions:
                 members.append(v)
             if item is None or item.kind != UNKNOWN:
                 item = v if item is None else join_members(item, v)
+            key = string_key(el.key)
+            if keys is not None and key is not None and len(keys) < MAX_KEYS:
+                keys[key] = v
+            else:
+                keys = None  # a computed key: any key may be there
+        named = tuple(keys.items()) if keys else ()
         if item is not None and item.kind != UNKNOWN:
-            return Value(DICT, item=item)
+            return Value(DICT, item=item, keys=named)
         # values of different kinds (a checkpoint: a state dict, an epoch, a config): no value of
         # its values, but what it holds is known (``torch.save`` of it copies the tensors)
-        return Value(DICT, elts=tuple(members[:8]))
+        return Value(DICT, elts=tuple(members[:8]), keys=named)
 
     def _attribute(self, e: cst.Attribute, scope: Scope) -> Value:
         attr = e.attr.value
@@ -175,6 +198,10 @@ class Expressions:
             if len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Slice):
                 return Value(SIZE)
             return INT
+        if base.kind == DICT and base.keys and len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Index):
+            key = string_key(e.slice[0].slice.value)
+            if key is not None:
+                return base.keyed(key) or UNKNOWN_VALUE
         if base.kind in (TUPLE, LIST, DICT) and base.item is not None and not base.elts and len(e.slice) == 1:
             if isinstance(e.slice[0].slice, cst.Slice):
                 return base if base.kind != DICT else UNKNOWN_VALUE

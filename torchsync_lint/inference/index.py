@@ -21,6 +21,7 @@ from torchsync_lint.inference.defs import (  # noqa: F401  (re-exported)
     binding_names,
     bound_names,
     node_params,
+    string_key,
     target_names,
 )
 from torchsync_lint.inference.names import BUILTIN_NAMES, Aliases, dotted
@@ -214,7 +215,8 @@ class FileIndex(cst.CSTVisitor):
             if (isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) and self._func_stack
                     and len(t.slice) == 1 and isinstance(t.slice[0].slice, cst.Index)
                     and isinstance(t.slice[0].slice.value, (cst.SimpleString, cst.FormattedString))):
-                self._func_stack[-1].keyed.setdefault(t.value.value, []).append(node.value)
+                self._func_stack[-1].keyed.setdefault(t.value.value, []).append(
+                    (string_key(t.slice[0].slice.value), node.value))
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._bindings().append(("annassign", [node.target], node.value, node.annotation.annotation))

@@ -78,6 +78,16 @@ class Value:
     # tensors: a tensor on some path only; on another the name holds a Python number, bool or None
     # (``hit = False; hit = hit or (e > lim)``): reported at a lower confidence
     maybe: bool = False
+    # dicts: the values of the string keys a literal or a function's stores name
+    # (``{"loss": t, "n": 3}``, ``state["step"] = ...``); a key not named here falls back to ``item``
+    keys: Tuple[Tuple[str, "Value"], ...] = ()
+
+    def keyed(self, key: str) -> Optional["Value"]:
+        """A dict's value under ``key``: the one named, else (other keys named) unknown, else its ``item``."""
+        for k, v in self.keys:
+            if k == key:
+                return v
+        return None if self.keys else self.item
 
     @property
     def is_tensor(self) -> bool:
@@ -155,6 +165,9 @@ def join(a: Value, b: Value) -> Value:
     if a.kind in (MODULE, OBJECT, BATCH, FUNC):
         return Value(a.kind, cls=a.cls if a.cls == b.cls else None, pinned=a.pinned and b.pinned,
                      assumed=a.assumed or b.assumed, device=a.device if a.device == b.device else None)
+    if a.kind == DICT and (a.keys or b.keys):
+        out = join(a.with_(keys=()), b.with_(keys=()))
+        return out.with_(keys=_join_keys(a.keys, b.keys)) if a.keys and b.keys else out
     if a.elts and len(a.elts) == len(b.elts):  # (t, True) or (t2, False): member by member
         return Value(a.kind, elts=tuple(join(x, y) for x, y in zip(a.elts, b.elts)))
     if a.item is not None and b.item is not None and not a.elts and not b.elts:
@@ -165,6 +178,14 @@ def join(a: Value, b: Value) -> Value:
         # tensor that one branch made, they are the best guess, not erased by the unknown path
         return Value(a.kind, item=a.item or b.item)
     return Value(a.kind)
+
+
+def _join_keys(a: tuple, b: tuple) -> tuple:
+    """Two dicts' named keys: a key both name holds either value; one named by a single path
+    keeps that path's value (on the other the key is absent)."""
+    theirs = dict(b)
+    out = [(k, join(v, theirs.pop(k)) if k in theirs else v) for k, v in a]
+    return tuple(out + list(theirs.items()))
 
 
 def join_maybe(a: Value, b: Value) -> Value:
@@ -217,6 +238,8 @@ def to_data(v: Value) -> dict:
         out["ci"] = 1
     if v.maybe:
         out["m"] = 1
+    if v.keys:
+        out["ky"] = [[k, to_data(x)] for k, x in v.keys]
     return out
 
 
@@ -237,4 +260,5 @@ def from_data(d: dict) -> Value:
         ndim=d.get("nd"),
         cpu_at_init=bool(d.get("ci")),
         maybe=bool(d.get("m")),
+        keys=tuple((str(k), from_data(x)) for k, x in d.get("ky", ())),
     )

@@ -4,7 +4,9 @@ from typing import Dict, FrozenSet, Optional, Tuple
 
 import libcst as cst
 
-from torchsync_lint.inference.values import LIST, MODULE, RANGE, SIZE, STR, TENSOR, TENSOR_SEQ, TUPLE
+from torchsync_lint.inference.values import (
+    LIST, MODULE, NDARRAY, RANGE, SIZE, STR, TENSOR, TENSOR_SEQ, TUPLE, UNKNOWN,
+)
 from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._common import gpu_tensor_by_evidence
 
@@ -162,9 +164,10 @@ class TensorAsPythonInt(Rule):
                     container = self.ctx.value(node.value).kind
                 if container in INT_INDEXED:
                     self._check_int(s.value)
-                elif container == TENSOR:
+                elif container in (TENSOR, NDARRAY, UNKNOWN):
                     # `boxes[scores.argmax()]`, and `x[i] = v` with it: a 0-dim integer tensor
-                    # index is read with __index__ (measured: truth rows asint-20, -21, -23)
+                    # index is read with __index__ (measured: truth rows asint-20, -21, -23), by
+                    # a tensor, an array or a sequence alike: what is indexed need not be known
                     v = self.ctx.value(s.value)
                     if v.zero_dim and v.dtype == "int" and gpu_tensor_by_evidence(v):
                         self.report(s.value)
