@@ -18,6 +18,7 @@ from torchsync_lint.rules._common import (
     no_element_factory,
     non_blocking,
 )
+from torchsync_lint.rules._emptiness import EmptyBranches
 from torchsync_lint.rules._indexing import SLICE, positions
 
 # Factories whose literal scalar argument `torch.full((), v)` makes with the same dtype.
@@ -136,7 +137,9 @@ class HostTensorToDevice(Rule):
     of precision (bench/score_corpus.py). `.cuda()` of
     a value inference cannot place is not reported (it may already be on the GPU); a copy with
     `non_blocking=True` is not reported, although a *large pageable* tensor still blocks.
-    `.to(device)` with a device inference cannot resolve is taken to mean the GPU.
+    `.to(device)` with a device inference cannot resolve is taken to mean the GPU. Data with no
+    element is not reported: `torch.tensor([], device=d)`, `torch.empty(0).to(d)`, and a list
+    the surrounding test found empty (`torch.stack(b) if len(b) > 0 else torch.tensor(b, device=d)`).
     An attribute that `__init__` sets to a CPU tensor and another method reassigns (a scheduler's
     `set_timesteps(device)`) is reported where it is copied: it is on the host whenever that
     method has not run (measured on diffusers' flow-matching training step).
@@ -159,6 +162,16 @@ class HostTensorToDevice(Rule):
         "`torch.scalar_tensor(v, device=)`)"
     )
     hot_only = False
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._empty = EmptyBranches()
+
+    def visit_If(self, node: cst.If) -> None:
+        self._empty.note(node.test, node.body, node.orelse)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._empty.note(node.test, node.body, node.orelse)
 
     def visit_Call(self, node: cst.Call) -> None:
         q = self.ctx.qualname(node.func)
@@ -310,8 +323,8 @@ class HostTensorToDevice(Rule):
 
     def _host_data_on_device(self, call: cst.Call) -> bool:
         data = arg(call, 0, "data")
-        if data is not None and empty_literal(data.value):
-            return False  # `torch.tensor([], device=d)`: no data to copy
+        if data is not None and (empty_literal(data.value) or self._empty.is_empty(data.value)):
+            return False  # `torch.tensor([], device=d)`, or of a list a test found empty: no data to copy
         made = self.ctx.value(call)
         return made.kind == TENSOR and made.device != CPU and not self._data_on_device(call)
 
