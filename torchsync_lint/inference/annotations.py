@@ -18,6 +18,7 @@ from torchsync_lint.inference.names import dotted
 from torchsync_lint.inference.roots import DICT_CLASSES
 from torchsync_lint.inference.torch_calls import BOOL, EXTERNAL_ROOTS, TYPED_TENSORS
 from torchsync_lint.inference.values import (
+    MAX_KEYS,
     DEVICE,
     DICT,
     DTYPE,
@@ -148,7 +149,7 @@ class Annotations:
             return Value(DICT)
         if name.startswith("numpy.") and last in ("ndarray", "array"):
             return Value(NDARRAY)
-        return self._type_alias(ann, name)
+        return self._type_alias(ann, name, depth)
 
     def _subscripted(self, ann: cst.Subscript, depth: int) -> Value:
         head = self.aliases.qualify(ann.value) or dotted(ann.value) or ""
@@ -184,17 +185,21 @@ class Annotations:
         v = self.annotation_value(ann, depth + 1)
         return v if v.kind != UNKNOWN else None
 
-    def _type_alias(self, ann: cst.BaseExpression, name: str) -> Value:
+    def _type_alias(self, ann: cst.BaseExpression, name: str, depth: int = 0) -> Value:
         """A name bound to a type: in this file (a module-level TYPE value), else through the
         project (``("type", qualified name)``, resolved to the alias's meaning); a class of the
-        project (here or there, not a ``TypedDict``) means an instance of it, declared (``assumed``)."""
+        project (here or there) means an instance of it, declared (``assumed``); a ``TypedDict``, a
+        dict whose keys hold what its fields declare."""
         if isinstance(ann, cst.Name):
             v = self.module_scope().lookup(ann.value)
             if v is not None and v.kind == TYPE and v.item is not None:
                 return v.item
             cls = self.index.classes.get(ann.value)
-            if (v is None and cls is not None and cls.key in (ann.value, f"{self.index.module_name}.{ann.value}")
-                    and not any(b.split(".")[-1] in DICT_CLASSES for b in cls.bases)):
+            if v is None and cls is not None and cls.key in (ann.value, f"{self.index.module_name}.{ann.value}"):
+                if any(b.split(".")[-1] in DICT_CLASSES for b in cls.bases):
+                    # `batch: Batch` of a TypedDict: a dict whose keys hold what its fields declare
+                    fields = [(n, self.annotation_value(a, depth + 1)) for n, a in cls.class_fields.items()]
+                    return Value(DICT, keys=tuple(fields[:MAX_KEYS]))
                 # `out: Output` of a class of this file: an instance, declared (`assumed`)
                 got = self._instance(cls)
                 return got.with_(assumed=True) if got.ref is None else got

@@ -13,10 +13,6 @@ import libcst as cst
 HOST_EVIDENCE = "@host "
 
 
-# a dict literal's or a function's string keys kept apart (more: a table, not a record)
-MAX_KEYS = 16
-
-
 def string_key(e: Optional[cst.BaseExpression]) -> Optional[str]:
     """The text of a plain string literal used as a dict key, else None."""
     if type(e) is cst.SimpleString:

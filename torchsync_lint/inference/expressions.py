@@ -14,10 +14,11 @@ import libcst as cst
 from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference import named_tuples
-from torchsync_lint.inference.defs import MAX_KEYS, string_key
+from torchsync_lint.inference.defs import string_key
 from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.signatures import refine_annotation
 from torchsync_lint.inference.values import (
+    MAX_KEYS,
     BATCH,
     CPU,
     CUDA,

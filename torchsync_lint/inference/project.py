@@ -19,7 +19,9 @@ from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from torchsync_lint.inference.roots import DICT_CLASSES, EXTERNAL_ROOTS
 from torchsync_lint.inference.values import (
+    MAX_KEYS,
     CPU,
+    DICT,
     MODULE,
     OBJECT,
     TENSOR,
@@ -306,9 +308,14 @@ class Project:
             if v.kind == TYPE and v.item is not None:
                 return v.item
             loc = self.locate(ref[1])
-            if loc is not None and loc[0] == "class" and not any(
-                    b.split(".")[-1] in DICT_CLASSES for k in self.mro(loc[1])
-                    for b in self._classes[k][1].get("bases", ())):
+            if loc is not None and loc[0] == "class":
+                mro = self.mro(loc[1])
+                if any(b.split(".")[-1] in DICT_CLASSES for k in mro for b in self._classes[k][1].get("bases", ())):
+                    # `batch: Batch` of a TypedDict: a dict whose keys hold what its fields declare
+                    fields: Dict[str, Value] = {}
+                    for k in reversed(mro):
+                        fields.update((n, from_data(d)) for n, d in self._classes[k][1].get("attrs", {}).items())
+                    return Value(DICT, keys=tuple(fields.items())[:MAX_KEYS])
                 return self.instance(loc[1]).with_(assumed=True)  # `batch: Batch`: an instance, declared
             return UNKNOWN_VALUE
         if kind == "value":

@@ -140,7 +140,13 @@ class Summaries(CallSites):
                     # `sample : dict` (a docstring's word) says less than a training loop that passes
                     # it a batch from its loader
                     pos = i - (1 if func.is_method and not is_static else 0)
-                    passed = self._passed(func, name, pos if param in positional else None)
+                    at = pos if param in positional else None
+                    passed = self._passed(func, name, at)
+                    if passed is None and func.parent is None and v.keys:  # a TypedDict: from other files too
+                        if self.project is not None:
+                            passed = self.project.param(func.key, name, at)
+                        if self.project is None or self.recorded is not None:
+                            self.open_params.add(func.key)
                     if passed is not None and passed.kind == BATCH:
                         v = passed
                 if (v.kind in (MODULE, OBJECT) and v.assumed and v.cls is not None and not v.cls.startswith("torch.")

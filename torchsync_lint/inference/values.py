@@ -24,6 +24,8 @@ STREAM = "stream"  # a CUDA/accelerator stream (torch.cuda.Stream, current_strea
 EVENT = "event"  # a CUDA/accelerator event (torch.cuda.Event, stream.record_event())
 GRAD_SCALER = "grad_scaler"  # torch.amp / torch.cuda.amp GradScaler (its step() checks for inf/NaN on the host)
 DICT = "dict"  # a dict (from annotations: ``dict[str, Tensor]``); ``item`` is the value of its values
+# a dict literal's, a TypedDict's or a function's string keys kept apart (more: a table, not a record)
+MAX_KEYS = 16
 OBJECT = "object"  # an instance of a project class that is not an nn.Module (``cls`` names it)
 # what a DataLoader yields: host tensors, or dicts/tuples/objects of them (``pinned``: the loader
 # was made with ``pin_memory=True``); subscripts, attributes and unpacking stay batches
