@@ -266,6 +266,10 @@ STATEMENTS: List[Statement] = [
     # TSL003: a host tensor of GPU values
     _s("h2d-33", "TSL003", "v = torch.tensor([zero_dim, zero_dim])", note="GPU elements read onto the host"),
     _s("h2d-34", "TSL003", "v = torch.tensor([cpu_scalar, cpu_scalar])", note="CPU elements"),
+    _s("noop-01", "TSL202", "v = torch.tensor([], device=d)", note="no element to copy"),
+    _s("noop-02", "TSL202", "v = torch.empty(0).to(d)", note="no element to copy"),
+    _s("noop-03", "TSL202", "b = [r for r in lst if r > 5]\nv = torch.stack(b) if len(b) > 0 else torch.tensor(b, device=d)",
+       note="a list its test found empty"),
     # TSL113 measured-torch-sync
     _s("mts-01", "TSL113", "v = torch.cov(x)"),
     _s("mts-02", "TSL113", "v = F.gaussian_nll_loss(x, y, std)", note="checks var < 0 on the host"),
@@ -323,6 +327,10 @@ STATEMENTS: List[Statement] = [
     _s("truth-14", "TSL302", "if cpu_scalar > 0:\n    pass", note="CPU tensor"),
     _s("truth-15", "TSL302", "v = x.sum() > 0", note="a tensor, not a bool"),
     _s("truth-16", "TSL302", "for row in x:\n    pass", note="iteration unbinds on the device"),
+    _s("keyed-01", "TSL302", 'st = {"step": torch.tensor(0.0), "avg": y}\nif st["step"] == 0:\n    v = 1',
+       note="a dict's CPU step counter (torch's optimizers keep it on the CPU)"),
+    _s("keyed-02", "TSL302", 'st = {"step": torch.zeros((), device=d), "avg": y}\nif st["step"] == 0:\n    v = 1',
+       note="a step counter on the device"),
     # TSL303 tensor-as-python-int
     _s("asint-01", "TSL303", "v = list(range(t[0]))"),
     _s("asint-02", "TSL303", "v = lst[t[0]]"),
@@ -342,6 +350,7 @@ STATEMENTS: List[Statement] = [
     _s("asint-21", "TSL303", "v = host_buf[t[0]]", note="GPU 0-dim index into a host tensor"),
     _s("asint-22", "TSL303", "v = x[cpu_t[0]]", rule=None, note="host 0-dim index"),
     _s("asint-23", "TSL303", "x[labels.argmax()] = 1.0", note="0-dim integer GPU index, store"),
+    _s("asint-24", "TSL303", "v = arr[labels.argmax() * 0]", note="0-dim integer GPU index into a numpy array"),
     _s("asint-15", "TSL303", "v = torch.randint(0, t.max() + 1, (2,), device=d)", note="tensor high"),
     _s("asint-16", "TSL303", "v = torch.randint(0, n, (2,), device=d)", note="Python int high"),
     _s("asint-17", "TSL303", "v = torch.randint(t.min(), 9, (2,), device=d)", note="tensor low"),
@@ -375,6 +384,7 @@ STATEMENTS: List[Statement] = [
     _s("equal-06", "TSL403", "v = torch.isclose(x, y)", note="elementwise"),
     _s("equal-07", "TSL403", "v = (x == y).all()", note="stays a tensor"),
     _s("equal-08", "TSL403", "v = x.eq(y)", note="elementwise"),
+    _s("equal-09", "TSL403", "v = torch.equal(x, x)", note="the same tensor on both sides"),
     # TSL404 distribution-validation
     _s("dist-01", "TSL404", "v = torch.distributions.Normal(x, std)"),
     _s("dist-02", "TSL404", "v = torch.distributions.Categorical(logits=x)"),
