@@ -109,18 +109,21 @@ class Expressions:
     def _dict_literal(self, e: cst.Dict, scope: Scope) -> Value:
         """``{"a": (torch.linspace(0, 1, 5), True), ...}``: a dict whose values share one value,
         and the value of each string key (``{"loss": t, "n": 3}["n"]`` is an int)."""
+        if any(not isinstance(el, cst.DictElement) for el in e.elements):
+            return Value(DICT)  # **splat
+        return self._dict_of([(string_key(el.key), el.value) for el in e.elements], scope)
+
+    def _dict_of(self, pairs, scope: Scope) -> Value:
+        """A dict of these (key text or None, value expression) pairs."""
         item: Optional[Value] = None
         members: List[Value] = []
         keys: Optional[dict] = {}
-        for el in e.elements:
-            if not isinstance(el, cst.DictElement):
-                return Value(DICT)  # **splat
-            v = self.infer(el.value, scope)
+        for key, expr in pairs:
+            v = self.infer(expr, scope)
             if v.kind != UNKNOWN:
                 members.append(v)
             if item is None or item.kind != UNKNOWN:
                 item = v if item is None else join_members(item, v)
-            key = string_key(el.key)
             if keys is not None and key is not None and len(keys) < MAX_KEYS:
                 keys[key] = v
             else:

@@ -147,8 +147,8 @@ class Summaries(CallSites):
                             passed = self.project.param(func.key, name, at)
                         if self.project is None or self.recorded is not None:
                             self.open_params.add(func.key)
-                    if passed is not None and passed.kind == BATCH:
-                        v = passed
+                    if passed is not None and (passed.kind == BATCH or passed.kind == DICT == v.kind and passed.keys):
+                        v = passed  # a batch, or a dict whose keys the callers name (`dict(valid=mask)`)
                 if (v.kind in (MODULE, OBJECT) and v.assumed and v.cls is not None and not v.cls.startswith("torch.")
                         and not self.assume_params):
                     v = self._declared_class(func, name, i, param in positional, is_static, v)

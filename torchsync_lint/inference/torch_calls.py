@@ -246,6 +246,9 @@ class TorchCalls:
                     item = v.elts[0]  # sorted([1, 2]): the members' common value, order unknown
                 return Value(kind, elts=v.elts if name != "sorted" else (), item=item)
             return Value(kind)
+        if name == "dict" and call.args and all(a.keyword is not None for a in call.args):
+            # `dict(valid=mask, labels=labels)`: a dict literal spelled with keywords
+            return self._dict_of([(a.keyword.value, a.value) for a in call.args], scope)
         if name == "abs" and call.args:
             v = self.infer(call.args[0].value, scope)
             return v if v.kind in (TENSOR, NUMBER) else UNKNOWN_VALUE
