@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchsync_lint.inference.values import TENSOR, TUPLE, Value
+from torchsync_lint.inference.values import DICT, LIST, TENSOR, TUPLE, Value
 
 
 def vague_tensors(v: Value) -> bool:
@@ -17,8 +17,16 @@ def vague_tensors(v: Value) -> bool:
     return v.kind == TUPLE and any(vague_tensors(e) for e in v.elts)
 
 
+def bare_container(v: Value) -> bool:
+    """``-> dict`` / ``-> list``: a container annotation that names nothing it holds."""
+    return v.kind in (DICT, LIST, TUPLE) and v.item is None and not v.elts and not v.keys
+
+
 def refine_annotation(ann: Value, body: Value) -> Value:
-    """The annotated value, with the device (and dtype) the function's body gives its tensors."""
+    """The annotated value, with the device (and dtype) the function's body gives its tensors;
+    a bare container annotation, with what the body's container holds."""
+    if bare_container(ann) and body.kind == ann.kind:
+        return body
     if ann.kind == TENSOR and body.kind == TENSOR:
         return ann.with_(device=ann.device or body.device, dtype=ann.dtype or body.dtype, host_data=body.host_data)
     if ann.kind == TUPLE and body.kind == TUPLE and ann.elts and len(ann.elts) == len(body.elts):

@@ -22,6 +22,7 @@ from torchsync_lint.inference.lightning import LIGHTNING_STEPS, is_lightning_mod
 from torchsync_lint.inference.names import dotted
 from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.signatures import (
+    bare_container,
     is_static,
     literal_default,
     placeholder,
@@ -366,7 +367,7 @@ class Summaries(CallSites):
             if comment is not None:
                 out = self.annotation_value(comment[1])
             out = without_arraylike(out)
-            if func.returns and (out.kind == UNKNOWN or vague_tensors(out)):
+            if func.returns and (out.kind == UNKNOWN or vague_tensors(out) or bare_container(out)):
                 scope = self.summary_scope(func)
                 vals = [self.infer(r, scope) for r in func.returns]
                 body = vals[0]
