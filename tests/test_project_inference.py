@@ -20,7 +20,7 @@ def _expectations(root: Path):
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in PROJECTS.iterdir() if p.is_dir()))
-@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize("jobs", [1, 2, 8])  # 8: waves of a few files go to pools (``project_pass.pooled``)
 def test_project(name, jobs):
     root = PROJECTS / name
     result = lint_paths([str(root)], Config(hot_tests=True), jobs=jobs)  # they live under tests/

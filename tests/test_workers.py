@@ -242,3 +242,29 @@ def test_a_file_that_crashes_its_worker_is_one_error(tmp_path):
                                         "file died (a crash in native code, such as LibCST's parser)"]
     linted = {line.split(":")[0] for line in proc.stdout.splitlines()}
     assert linted == {f"./m{i}.py" for i in range(20)}
+
+
+def test_pool_map_largest_first_gives_reports_in_path_order(tmp_path):
+    """``project_pass._pool_map`` hands the largest files out first, and still answers in the order
+    of the paths given (a wave's reports are matched to its files by position)."""
+    from torchsync_lint.run import project_pass
+
+    paths = []
+    for i, size in enumerate([10, 5000, 1, 300, 70000, 2]):
+        p = tmp_path / f"f{i}.py"
+        p.write_text("x" * size)
+        paths.append(str(p))
+    got = project_pass._pool_map(2, _name_and_extra, paths, "opts", [f"extra{i}" for i in range(6)], most=4)
+    assert got == [(p, "opts", f"extra{i}") for i, p in enumerate(paths)]
+
+
+def _name_and_extra(path, options, extra):
+    return (path, options, extra)
+
+
+def test_small_waves_go_to_a_pool_only_with_many_workers():
+    from torchsync_lint.run.project_pass import pooled
+
+    assert not pooled(15, 2) and pooled(16, 2)
+    assert pooled(4, 8) and not pooled(3, 8)
+    assert not pooled(100, 1)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from typing import Dict, List, Optional, Set, Tuple
 
 from torchsync_lint.check.file import crashed
@@ -106,6 +107,36 @@ def first_pass(files: List[str], options: Options, jobs: int, cache_dir: Optiona
     return [r for r in reports if r is not None]
 
 
+def pooled(n_files: int, jobs: int) -> bool:
+    """Whether ``n_files`` of one wave (or one recheck) go to a pool of ``jobs`` workers rather than
+    being checked here one by one. A pool costs its start (a fork per worker) and the trees the
+    project pass could reuse (``run.kept``: checks made here only); it pays once the files spread
+    over enough workers: 16 files with two, down to 4 with eight or more (``--verify`` leaves the
+    lint the CPUs its children do not use, often eight, while most waves hold 4-15 files)."""
+    return jobs > 1 and n_files >= max(4, 32 // jobs)
+
+
+def _pool_map(jobs: int, fn, paths: List[str], options: Options, *more: list, most: int, **kw) -> List[FileReport]:
+    """``workers.pool_map(fn, paths, options, *more)``, the largest files first (a wave waits for its
+    slowest file: started last, it would finish last), in chunks of at most ``most`` files and at
+    least two chunks per worker; the reports in the order of ``paths``."""
+    n = len(paths)
+    order = sorted(range(n), key=lambda i: (-_size(paths[i]), i))
+    got = workers.pool_map(jobs, fn, [paths[i] for i in order], [options] * n, *[[m[i] for i in order] for m in more],
+                           chunksize=max(1, min(most, n // (2 * jobs))), **kw)
+    out: List[Optional[FileReport]] = [None] * n
+    for i, r in zip(order, got):
+        out[i] = r
+    return out  # type: ignore[return-value]
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
 def _map_wave(paths: List[str], options: Options, jobs: int, cache_dir: Optional[str],
               interfaces: Dict[str, dict], digest: str, project: Optional[TrackedProject] = None,
               waves: Optional[Waves] = None, kept: Optional[Kept] = None) -> List[FileReport]:
@@ -122,14 +153,13 @@ def _map_wave(paths: List[str], options: Options, jobs: int, cache_dir: Optional
             return [h if h is not None else next(done) for h in hits]
     n = len(paths)
     if not interfaces:
-        if jobs > 1 and n >= 16:
-            return workers.pool_map(jobs, check_file, paths, [options] * n, [cache_dir] * n, chunksize=8,
-                                    on_crash=crashed)
+        if pooled(n, jobs):
+            return _pool_map(jobs, check_file, paths, options, [cache_dir] * n, most=8, on_crash=crashed)
         return [check_file(p, options, cache_dir, kept=kept) for p in paths]
-    if jobs > 1 and n >= 16:
+    if pooled(n, jobs):
         # a pool per wave: workers start with the interfaces so far (forked, not copied, on Linux)
-        return workers.pool_map(jobs, _ordered_check, paths, [options] * n, [cache_dir] * n, chunksize=4,
-                                initializer=_init_worker, initargs=(interfaces, digest), on_crash=crashed)
+        return _pool_map(jobs, _ordered_check, paths, options, [cache_dir] * n, most=4,
+                         initializer=_init_worker, initargs=(interfaces, digest), on_crash=crashed)
     _init_worker(interfaces, digest, project)
     return [_ordered_check(p, options, cache_dir, kept) for p in paths]
 
@@ -173,10 +203,9 @@ def _recheck_some(paths: List[str], interfaces: Dict[str, dict], digest: str, op
                   project: Optional[TrackedProject] = None, kept: Optional[Kept] = None,
                   old: Optional[List[FileReport]] = None) -> List[FileReport]:
     n = len(paths)
-    if jobs > 1 and n >= 16:
-        return workers.pool_map(jobs, _recheck, paths, [options] * n, [want_interface] * n, [cache_dir] * n,
-                                chunksize=4, initializer=_init_worker, initargs=(interfaces, digest),
-                                on_crash=crashed)
+    if pooled(n, jobs):
+        return _pool_map(jobs, _recheck, paths, options, [want_interface] * n, [cache_dir] * n, most=4,
+                         initializer=_init_worker, initargs=(interfaces, digest), on_crash=crashed)
     _init_worker(interfaces, digest, project)
     if project is None or kept is None or old is None or not want_interface:
         return [_recheck(p, options, want_interface, cache_dir, kept=kept) for p in paths]
