@@ -18,12 +18,12 @@ from torchsync_lint.inference.names import dotted
 from torchsync_lint.inference.roots import DICT_CLASSES
 from torchsync_lint.inference.torch_calls import BOOL, EXTERNAL_ROOTS, TYPED_TENSORS
 from torchsync_lint.inference.values import (
-    MAX_KEYS,
     DEVICE,
     DICT,
     DTYPE,
     FUNC,
     LIST,
+    MAX_KEYS,
     MODULE,
     NDARRAY,
     NONE,

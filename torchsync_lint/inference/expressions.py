@@ -18,7 +18,6 @@ from torchsync_lint.inference.defs import string_key
 from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.signatures import refine_annotation
 from torchsync_lint.inference.values import (
-    MAX_KEYS,
     BATCH,
     CPU,
     CUDA,
@@ -27,6 +26,7 @@ from torchsync_lint.inference.values import (
     DTYPE,
     FUNC,
     LIST,
+    MAX_KEYS,
     MODULE,
     NDARRAY,
     NUMBER,
@@ -72,9 +72,9 @@ class Expressions:
         by_key: dict = {}
         for key, e in stores:
             by_key.setdefault(key, []).append(e)
-        named = []
         if None in by_key:  # `out[f"loss_{i}"] = ...`: any key may be there
             return Value(DICT, item=item)
+        named = []
         for key, exprs in list(by_key.items())[:MAX_KEYS]:
             got = self._stored_join(("keyed", id(scope.func), name, key), exprs, scope)
             named.append((key, got if got is not None else UNKNOWN_VALUE))
@@ -306,6 +306,7 @@ def _int_literal(e: cst.BaseExpression) -> Optional[int]:
     if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Minus) and isinstance(e.expression, cst.Integer):
         return -int(e.expression.evaluated_value)
     return None
+
 
 def _device_batch_member(v: Value) -> Value:
     """Arithmetic and comparisons on a part of a batch already on the device are on a GPU tensor

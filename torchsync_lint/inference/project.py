@@ -19,9 +19,9 @@ from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from torchsync_lint.inference.roots import DICT_CLASSES, EXTERNAL_ROOTS
 from torchsync_lint.inference.values import (
-    MAX_KEYS,
     CPU,
     DICT,
+    MAX_KEYS,
     MODULE,
     OBJECT,
     TENSOR,

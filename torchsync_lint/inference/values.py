@@ -80,8 +80,8 @@ class Value:
     # tensors: a tensor on some path only; on another the name holds a Python number, bool or None
     # (``hit = False; hit = hit or (e > lim)``): reported at a lower confidence
     maybe: bool = False
-    # dicts: the values of the string keys a literal or a function's stores name
-    # (``{"loss": t, "n": 3}``, ``state["step"] = ...``); a key not named here falls back to ``item``
+    # dicts: the values of the string keys a literal, a function's stores or a TypedDict name
+    # (``{"loss": t, "n": 3}``, ``state["step"] = ...``); where some are named, another key is unknown
     keys: Tuple[Tuple[str, "Value"], ...] = ()
 
     def keyed(self, key: str) -> Optional["Value"]:

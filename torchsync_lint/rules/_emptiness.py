@@ -25,6 +25,12 @@ def _int(e: cst.BaseExpression):
     return e.evaluated_value if type(e) is cst.Integer else None
 
 
+# `len(b) == 0`, `len(b) < 1`, `len(b) <= 0` hold only when b is empty; `len(b) > 0`, `len(b) != 0`,
+# `len(b) >= 1` fail only then
+_EMPTY_IF_TRUE = {(cst.Equal, 0), (cst.LessThan, 1), (cst.LessThanEqual, 0)}
+_EMPTY_IF_FALSE = {(cst.GreaterThan, 0), (cst.NotEqual, 0), (cst.GreaterThanEqual, 1)}
+
+
 def empty_when(test: cst.BaseExpression) -> Tuple[Set[str], Set[str]]:
     """The names that are empty where ``test`` holds, and where it does not."""
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
@@ -39,9 +45,9 @@ def empty_when(test: cst.BaseExpression) -> Tuple[Set[str], Set[str]]:
         name, op, n = _len_of(test.left), type(test.comparisons[0].operator), _int(test.comparisons[0].comparator)
         if name is None or n is None:
             return set(), set()
-        if (op is cst.Equal and n == 0) or (op is cst.LessThan and n == 1) or (op is cst.LessThanEqual and n == 0):
+        if (op, n) in _EMPTY_IF_TRUE:
             return {name}, set()
-        if (op is cst.GreaterThan and n == 0) or (op is cst.NotEqual and n == 0) or (op is cst.GreaterThanEqual and n == 1):
+        if (op, n) in _EMPTY_IF_FALSE:
             return set(), {name}
     return set(), set()
 
