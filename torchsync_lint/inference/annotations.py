@@ -145,8 +145,6 @@ class Annotations:
             return Value(LIST)
         if name in ("builtins.tuple",):
             return Value(TUPLE)
-        if name in ("builtins.dict",):
-            return Value(DICT)
         if name.startswith("numpy.") and last in ("ndarray", "array"):
             return Value(NDARRAY)
         return self._type_alias(ann, name, depth)
