@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional
 
+from torchsync_lint.inference import by_name
 from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference.evaluate import EXTERNAL_ROOTS, Evaluator
 from torchsync_lint.inference.callgraph import FileSummary, summary_from_data, summary_to_data  # noqa: F401
@@ -119,7 +120,8 @@ def extract(index: FileIndex, evaluator: Evaluator, summary: Optional[FileSummar
 def _method_calls(index: FileIndex, evaluator: Evaluator) -> List[list]:
     """``obj.method(args)`` and ``self.sub(args)`` where the receiver is an instance of a class of
     another file (or a reference the project resolves): ["@method", receiver, name, args, kwargs],
-    so that method's parameters take what this file passes."""
+    so that method's parameters take what this file passes; where the receiver is of unknown kind,
+    ["@name", name, args, kwargs] (the project's methods of that name, ``by_name``)."""
     out: List[list] = []
     for key, sites in index.call_sites.items():
         if key.startswith("."):
@@ -149,15 +151,21 @@ def _method_calls(index: FileIndex, evaluator: Evaluator) -> List[list]:
                     out.append(["@self", own.key, key[5:], [to_data(v) for v in args],
                                 {k: to_data(v) for k, v in kwargs.items()}])
                 continue
+            unplaced = recv.kind == UNKNOWN and recv.ref is None
             if recv.kind in (MODULE, OBJECT):
                 if recv.cls is None or recv.cls.startswith("torch.") or evaluator._local_class(recv.cls) is not None:
                     continue
-            elif not (recv.kind == UNKNOWN and recv.ref is not None):
+            elif not (recv.kind == UNKNOWN and (recv.ref is not None or by_name.eligible(name))):
                 continue
-            args = [to_data(evaluator.argument(site.caller, call, a.value)) for a in call.args if a.keyword is None]
-            kwargs = {a.keyword.value: to_data(evaluator.argument(site.caller, call, a.value))
-                      for a in call.args if a.keyword is not None}
-            out.append(["@method", to_data(recv), name, args, kwargs])
+            arg_values = [evaluator.argument(site.caller, call, a.value) for a in call.args if a.keyword is None]
+            kw_values = {a.keyword.value: evaluator.argument(site.caller, call, a.value)
+                         for a in call.args if a.keyword is not None}
+            if unplaced and not any(_informative_argument(v) for v in arg_values + list(kw_values.values())):
+                continue  # placed by name only: worth it where it passes something
+            args = [to_data(v) for v in arg_values]
+            kwargs = {k: to_data(v) for k, v in kw_values.items()}
+            # a receiver of unknown kind: the project's methods of that name (``by_name``)
+            out.append(["@name", name, args, kwargs] if unplaced else ["@method", to_data(recv), name, args, kwargs])
     return out
 
 

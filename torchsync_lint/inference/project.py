@@ -17,6 +17,8 @@ from __future__ import annotations
 import itertools
 from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
+from torchsync_lint.inference import by_name
+from torchsync_lint.inference.by_name import BY_NAME
 from torchsync_lint.inference.roots import DICT_CLASSES, EXTERNAL_ROOTS
 from torchsync_lint.inference.values import (
     CPU,
@@ -382,6 +384,10 @@ class Project:
         else:
             key = self.call_target(entry)
             out = [(key, entry[-2], entry[-1])] if key is not None else []  # its args and kwargs
+            if not out and self._unplaced(entry):
+                name = entry[1] if entry[0] == "@name" else entry[2]
+                out = [(m, entry[-2], dict(entry[-1], **{BY_NAME: True}))
+                       for m in by_name.targets(name, self._definers_of(name))]
         if test:
             # a package's own tests show what its API takes, but they leave defaults out as its
             # users need not (`Trainer(model)` with `device="cpu"`): marked, they do not make a
@@ -389,8 +395,15 @@ class Project:
             out = [(key, args, dict(kwargs, **{TEST_CALL: True})) for key, args, kwargs in out]
         return out
 
+    def _unplaced(self, entry: list) -> bool:
+        """A call on a receiver of unknown kind: ``@name``, or ``@method`` of a reference that
+        resolves to nothing known."""
+        return entry[0] == "@name" or (entry[0] == "@method" and self.deep(from_data(entry[1])).kind == UNKNOWN)
+
     def call_target(self, entry: list) -> Optional[str]:
         """The function one call entry of an interface reaches, or None."""
+        if entry[0] == "@name":
+            return None
         if entry[0] == "@method":
             _, recv, name, _args, _kwargs = entry
             return self._method_of(from_data(recv), name)
@@ -406,15 +419,19 @@ class Project:
         found = self.find_method(cls_key, name)
         if found is not None:
             out.append(found)
+        for key, m in self._definers_of(name):
+            if key != cls_key and m not in out and cls_key in self.mro(key):
+                out.append(m)
+        return out
+
+    def _definers_of(self, name: str) -> List[Tuple[str, str]]:
+        """(class key, method key) of every project class that defines a method ``name``."""
         if self._definers is None:
             self._definers = {}
             for key, (_, c) in self._classes.items():
                 for n, m in c.get("methods", {}).items():
                     self._definers.setdefault(n, []).append((key, m))
-        for key, m in self._definers.get(name, ()):
-            if key != cls_key and m not in out and cls_key in self.mro(key):
-                out.append(m)
-        return out
+        return self._definers.get(name, [])
 
     def _method_of(self, recv: Value, name: str) -> Optional[str]:
         v = self.deep(recv)
@@ -430,7 +447,7 @@ class Project:
 
     def has_callers(self, key: str) -> bool:
         """Some file that is not a test calls the function."""
-        return any(TEST_CALL not in kwargs for _args, kwargs in self._call_index().get(key, ()))
+        return any(TEST_CALL not in kwargs and BY_NAME not in kwargs for _args, kwargs in self._call_index().get(key, ()))
 
     def passes_informative(self, key: str, informative: Callable[[Value], bool]) -> bool:
         """Some call site in another file passes the function an argument that can change what
@@ -438,7 +455,7 @@ class Project:
         for args, kwargs in self._call_index().get(key, ()):
             if args is None:
                 return True  # *args: anything
-            for data in list(args) + [v for k, v in kwargs.items() if k != TEST_CALL]:
+            for data in list(args) + [v for k, v in kwargs.items() if k not in (TEST_CALL, BY_NAME)]:
                 if data is not None and informative(self.deep(from_data(data))):
                     return True
         return False
@@ -452,7 +469,12 @@ class Project:
             return got
         self._params[k] = UNKNOWN_VALUE  # recursion through arguments
         out: Optional[Value] = None
-        for args, kwargs in self._call_index().get(func_key, ()):
+        calls = self._call_index().get(func_key, ())
+        placed = [c for c in calls if BY_NAME not in c[1]]
+        # calls placed by the method's name only where no placed call passes the parameter
+        for args, kwargs in placed + [c for c in calls if BY_NAME in c[1]]:
+            if out is not None and BY_NAME in kwargs:
+                break
             if args is None:  # *args at the call site: anything
                 out = None if tensors_only else UNKNOWN_VALUE
                 break

@@ -120,6 +120,13 @@ def tensor_only_methods() -> frozenset[str]:
 
 
 @functools.cache
+def framework_methods() -> frozenset[str]:
+    """Method names of torch's framework classes (modules, optimizers, schedulers, datasets,
+    loaders, distributions, scalers) and Python's containers."""
+    return frozenset(data()["framework_methods"])
+
+
+@functools.cache
 def stateless_modules() -> frozenset[str]:
     """torch.nn module classes without parameters or buffers (`torch.nn.ReLU`)."""
     return frozenset(data()["stateless_modules"])

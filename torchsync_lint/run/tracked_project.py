@@ -268,7 +268,7 @@ class TrackedProject(Project):
     def _place(self, entry: list, test: bool):
         """``entry_calls`` with the lookups its placing made (``call_table``); None for an entry
         that resolves values (``obj.method(...)``), placed again for every project."""
-        if entry[0] == "@method":
+        if entry[0] in ("@method", "@name"):
             return self.entry_calls(entry, test), None
         outer, self._probe = self._probe, {}
         try:

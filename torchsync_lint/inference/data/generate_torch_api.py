@@ -303,7 +303,19 @@ class Generator:
                 "generated_by": "python -m torchsync_lint.inference.data.generate_torch_api",
                 "return_types": self.files.return_types, "api": self.api,
                 "tensor_only_methods": self.tensor_only_methods(), "float_constants": self.float_constants(),
-                "excluded_with": self.excluded_with(), "stateless_modules": self.stateless_modules()}
+                "excluded_with": self.excluded_with(), "stateless_modules": self.stateless_modules(),
+                "framework_methods": self.framework_methods()}
+
+    def framework_methods(self) -> list[str]:
+        """Public method names of the classes user code subclasses or holds without the project
+        seeing which (a module, an optimizer, a scheduler, a dataset, a loader, a distribution, a
+        scaler) and of Python's builtin containers: a call of one on a receiver inference cannot
+        place may reach any of them, so its name says nothing about which project method runs."""
+        t = self.torch
+        classes = (t.nn.Module, t.optim.Optimizer, t.optim.lr_scheduler.LRScheduler, t.utils.data.Dataset,
+                   t.utils.data.DataLoader, t.distributions.Distribution, t.amp.GradScaler,
+                   list, tuple, dict, set, str, bytes, object)
+        return sorted({n for c in classes for n in dir(c) if not n.startswith("_")})
 
     def stateless_modules(self) -> list[str]:
         """torch.nn module classes that hold no parameter or buffer (`nn.ReLU`, `nn.Dropout`): read
