@@ -2,11 +2,11 @@
 
 ``self.processor.preprocess(batch)`` where the processor came in from outside: the method is one of
 the project's methods named ``preprocess``. A name is the project's own when no torch framework
-class (module, optimizer, scheduler, dataset, loader, distribution, scaler), no Tensor and no Python
-container has a method of that name (``torch_facts.framework_methods``, generated from torch), and
-few of the project's classes define it. Such a call's arguments are what a parameter takes only
-where no call the project can place passes it (``Project.param``): a guess, never joined with what
-is known.
+class (module, optimizer, scheduler, dataset, loader, distribution, transform, scaler; their hooks
+``_call``, ``_inverse`` too), no Tensor and no Python container has a method of that name
+(``torch_facts.framework_methods``, generated from torch), and few of the project's classes define
+it. Such a call's arguments are what a parameter takes only where no call the project can place
+passes it (``Project.param``): a guess, never joined with what is known.
 """
 
 from __future__ import annotations

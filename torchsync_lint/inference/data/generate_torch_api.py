@@ -307,15 +307,16 @@ class Generator:
                 "framework_methods": self.framework_methods()}
 
     def framework_methods(self) -> list[str]:
-        """Public method names of the classes user code subclasses or holds without the project
-        seeing which (a module, an optimizer, a scheduler, a dataset, a loader, a distribution, a
-        scaler) and of Python's builtin containers: a call of one on a receiver inference cannot
-        place may reach any of them, so its name says nothing about which project method runs."""
+        """Method names (the hooks subclasses override too: `_call`, `_inverse`) of the classes user
+        code subclasses or holds without the project seeing which (a module, an optimizer, a
+        scheduler, a dataset, a loader, a distribution and its transforms, a scaler) and of Python's
+        builtin containers: a call of one on a receiver inference cannot place may reach any of
+        them, so its name says nothing about which project method runs."""
         t = self.torch
         classes = (t.nn.Module, t.optim.Optimizer, t.optim.lr_scheduler.LRScheduler, t.utils.data.Dataset,
-                   t.utils.data.DataLoader, t.distributions.Distribution, t.amp.GradScaler,
-                   list, tuple, dict, set, str, bytes, object)
-        return sorted({n for c in classes for n in dir(c) if not n.startswith("_")})
+                   t.utils.data.DataLoader, t.distributions.Distribution, t.distributions.transforms.Transform,
+                   t.amp.GradScaler, list, tuple, dict, set, str, bytes, object)
+        return sorted({n for c in classes for n in dir(c) if not n.startswith("__")})
 
     def stateless_modules(self) -> list[str]:
         """torch.nn module classes that hold no parameter or buffer (`nn.ReLU`, `nn.Dropout`): read
