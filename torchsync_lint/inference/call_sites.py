@@ -103,20 +103,32 @@ class CallSites:
         self._busy.add(key)
         out = []
         try:
+            for attr, site, owner in self._held_calls():
+                if owner is cls or site.caller.cls is not owner:  # (cut once the file is checked)
+                    continue
+                held = self.self_attr(owner, attr)
+                if held.kind in (MODULE, OBJECT) and held.cls is not None and self._is_class_or_sub(held.cls, cls):
+                    out.append(site)
+        finally:
+            self._busy.discard(key)
+        return out
+
+    def _held_calls(self) -> list:
+        """(attribute, site, owning class) of every ``self.attr(...)`` call in a method where
+        ``attr`` is an attribute of the class, not one of its methods, in the index's order:
+        ``_submodule_sites``' candidates, the same for every class asked about (listed once)."""
+        got = self._held_call_list
+        if got is None:
+            got = self._held_call_list = []
             for name, sites in self.index.call_sites.items():
                 if not name.startswith("self."):
                     continue
                 attr = name[5:]
                 for site in sites:
                     owner = site.caller.cls if site.caller is not None else None
-                    if owner is None or owner is cls or attr in owner.methods or attr not in owner.attrs:
-                        continue
-                    held = self.self_attr(owner, attr)
-                    if held.kind in (MODULE, OBJECT) and held.cls is not None and self._is_class_or_sub(held.cls, cls):
-                        out.append(site)
-        finally:
-            self._busy.discard(key)
-        return out
+                    if owner is not None and attr not in owner.methods and attr in owner.attrs:
+                        got.append((attr, site, owner))
+        return got
 
     def _indirect_sites(self, func: FunctionInfo) -> list:
         """Calls of a function through a name that holds it: ``fn = functools.partial(func, a)``

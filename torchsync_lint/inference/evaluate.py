@@ -105,6 +105,7 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
         self._rounds_left = 64
         self._module_scope: Optional[Scope] = None
         self._declared: Dict[int, Dict[str, Value]] = {}
+        self._held_call_list: Optional[list] = None  # ``call_sites._held_calls``
 
     def _rebase_aliases(self) -> None:
         """``from .compat import torch``: the name is torch itself, re-exported by a project
