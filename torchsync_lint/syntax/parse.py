@@ -19,7 +19,8 @@ import threading
 import libcst as cst
 
 _LOCK = threading.RLock()
-_VALIDATING = cst.CSTNode.__dict__["__post_init__"]
+# None on a LibCST whose base class validates elsewhere: then every parse is LibCST's as it is
+_VALIDATING = cst.CSTNode.__dict__.get("__post_init__")
 
 
 def _no_validation(self) -> None:
@@ -28,6 +29,8 @@ def _no_validation(self) -> None:
 
 def parse_module(source: str) -> cst.Module:
     """``libcst.parse_module(source)``, the nodes built without ``_validate``; raises as it does."""
+    if _VALIDATING is None:
+        return cst.parse_module(source)
     with _LOCK:
         if cst.CSTNode.__dict__.get("__post_init__") is not _VALIDATING:
             return cst.parse_module(source)  # someone else swapped it (a nested parse): leave it be
