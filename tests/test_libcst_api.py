@@ -53,3 +53,43 @@ def test_walk_sees_every_public_node_class():
     assert set(walk._concrete_node_classes()) <= public
     assert cst.Name in walk.inert_classes() and cst.Comma in walk.inert_classes()
     assert cst.Call not in walk.inert_classes()
+
+
+def test_concrete_node_classes_have_no_subclasses():
+    """The inference and the rules test node types as ``type(node) is cst.Name`` (an
+    ``isinstance`` against LibCST's abstract-base metaclass costs five times as much when it
+    fails): the same answer only while no concrete node class is subclassed, in LibCST or here."""
+    import inspect
+
+    import libcst as cst
+
+    concrete = [c for c in vars(cst).values()
+                if inspect.isclass(c) and issubclass(c, cst.CSTNode) and not inspect.isabstract(c)]
+    assert len(concrete) > 100
+    assert [c.__name__ for c in concrete if c.__subclasses__()] == []
+
+
+def test_no_isinstance_against_a_concrete_node_class_in_the_check():
+    """Kept that way in the stages every file check runs (``check/``, ``inference/``, ``rules/``,
+    ``syntax/``): ``type(x) is cst.C`` / ``type(x) in (cst.A, cst.B)`` instead."""
+    import inspect
+
+    import libcst as cst
+
+    concrete = {n for n, c in vars(cst).items()
+                if inspect.isclass(c) and issubclass(c, cst.CSTNode) and not inspect.isabstract(c)}
+
+    def is_concrete(e):
+        return (isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "cst"
+                and e.attr in concrete)
+
+    bad = []
+    for stage in ("check", "inference", "rules", "syntax"):
+        for path in sorted((PACKAGE / stage).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance"
+                        and len(node.args) == 2):
+                    cls = node.args[1]
+                    if is_concrete(cls) or (isinstance(cls, ast.Tuple) and cls.elts and all(map(is_concrete, cls.elts))):
+                        bad.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    assert bad == []

@@ -28,6 +28,7 @@ from torchsync_lint.inference.index import FileIndex
 from torchsync_lint.inference.interface import extract as extract_interface
 from torchsync_lint.rules.registry import select_rules
 from torchsync_lint.syntax import walk
+from torchsync_lint.syntax.parse import parse_module
 
 
 def _index(module: cst.Module, path: str, module_name: Optional[str]) -> FileIndex:
@@ -130,7 +131,7 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
 
 def _parse(source: str, path: str, trees) -> cst.Module:
     module = trees.take(path, source) if trees is not None else None
-    return module if module is not None else cst.parse_module(source)
+    return module if module is not None else parse_module(source)
 
 
 @gc_pause.per_file
@@ -155,7 +156,7 @@ def interface_only(source: str, path: str, module_name: Optional[str], report: F
     if not guarded and parse_guard.refusal(source) is not None:
         return  # too costly for LibCST; check_source reports it
     try:
-        module = cst.parse_module(source)
+        module = parse_module(source)
     except Exception:
         return  # the prefilter path reports syntax errors through CPython's parser
     index = _index(module, path, module_name)

@@ -113,7 +113,7 @@ class RuleWalker(cst.CSTVisitor):
         ctx.bind(node.target, ctx.evaluator.annotated(node.annotation.annotation, node.value, ctx.scope))
 
     def _bind_augassign(self, node: cst.AugAssign) -> None:
-        if isinstance(node.target, (cst.Name, cst.Attribute)):
+        if type(node.target) in (cst.Name, cst.Attribute):
             self.ctx.bind(node.target, self.ctx.value(self.ctx.evaluator.index.augmented[id(node)]))
 
     def _bind_named(self, node: cst.NamedExpr) -> None:

@@ -99,17 +99,17 @@ class Annotations:
     def _annotation_value(self, ann: cst.BaseExpression, depth: int) -> Value:
         if depth > 8:
             return UNKNOWN_VALUE
-        if isinstance(ann, cst.SimpleString):
+        if type(ann) is cst.SimpleString:
             try:
                 text = ann.evaluated_value
                 ann = cst.parse_expression(text) if isinstance(text, str) else ann
             except Exception:
                 return UNKNOWN_VALUE
-        if isinstance(ann, cst.Subscript):
+        if type(ann) is cst.Subscript:
             return self._subscripted(ann, depth)
-        if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
+        if type(ann) is cst.BinaryOperation and type(ann.operator) is cst.BitOr:
             return _union([self.annotation_value(ann.left, depth + 1), self.annotation_value(ann.right, depth + 1)])
-        if isinstance(ann, cst.Name) and ann.value == "None":
+        if type(ann) is cst.Name and ann.value == "None":
             return Value(NONE)
         name = self.aliases.qualify(ann) or dotted(ann) or ""
         last = name.split(".")[-1]
@@ -152,7 +152,7 @@ class Annotations:
     def _subscripted(self, ann: cst.Subscript, depth: int) -> Value:
         head = self.aliases.qualify(ann.value) or dotted(ann.value) or ""
         last = head.split(".")[-1]
-        inner = [e.slice.value for e in ann.slice if isinstance(e.slice, cst.Index)]
+        inner = [e.slice.value for e in ann.slice if type(e.slice) is cst.Index]
         if head.startswith("jaxtyping.") and last in JAXTYPING_DTYPES and inner:
             base = self.annotation_value(inner[0], depth + 1)
             if base.kind == TENSOR:
@@ -167,10 +167,10 @@ class Annotations:
         if last in _CONTAINERS:
             return Value(LIST, item=self._item(inner[0], depth) if len(inner) == 1 else None)
         if last in ("Tuple", "tuple"):
-            if len(inner) == 2 and isinstance(inner[1], cst.Ellipsis):  # tuple[Tensor, ...]
+            if len(inner) == 2 and type(inner[1]) is cst.Ellipsis:  # tuple[Tensor, ...]
                 return Value(TUPLE, item=self._item(inner[0], depth))
             return Value(TUPLE, elts=tuple(self.annotation_value(i, depth + 1) for i in inner
-                                           if not isinstance(i, cst.Ellipsis)))
+                                           if type(i) is not cst.Ellipsis))
         if last in _MAPPINGS:
             return Value(DICT, item=self._item(inner[1], depth) if len(inner) == 2 else None)
         if last == "Callable" and len(inner) == 2:
@@ -188,7 +188,7 @@ class Annotations:
         project (``("type", qualified name)``, resolved to the alias's meaning); a class of the
         project (here or there) means an instance of it, declared (``assumed``); a ``TypedDict``, a
         dict whose keys hold what its fields declare."""
-        if isinstance(ann, cst.Name):
+        if type(ann) is cst.Name:
             v = self.module_scope().lookup(ann.value)
             if v is not None and v.kind == TYPE and v.item is not None:
                 return v.item
@@ -212,21 +212,21 @@ class Annotations:
         """``np.ndarray | torch.Tensor``, ``Union[...]``, ``Optional[Tensor]`` on the right of a
         module-level assignment: a TYPE value (what an annotation with that name means), or None
         when ``e`` is no type expression."""
-        if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, cst.BitOr):
+        if type(e) is cst.BinaryOperation and type(e.operator) is cst.BitOr:
             if not (self._names_type(e.left) and self._names_type(e.right)):
                 return None
-        elif isinstance(e, cst.Subscript):
+        elif type(e) is cst.Subscript:
             head = self.aliases.qualify(e.value) or ""
             if head.split(".")[0] not in _TYPING_ROOTS:
                 return None
-        elif isinstance(e, cst.Call):  # TypeVar("T", bound=NdarrayOrTensor) / TypeVar("T", A, B)
+        elif type(e) is cst.Call:  # TypeVar("T", bound=NdarrayOrTensor) / TypeVar("T", A, B)
             if (self.aliases.qualify(e.func) or "").split(".")[-1] != "TypeVar":
                 return None
             bound = [a.value for a in e.args if a.keyword is not None and a.keyword.value == "bound"]
             options = bound or [a.value for a in e.args[1:] if a.keyword is None]
             meaning = _union([self.annotation_value(o) for o in options]) if options else UNKNOWN_VALUE
             return Value(TYPE, item=meaning if meaning.kind != UNKNOWN or meaning.ref is not None else None)
-        elif isinstance(e, (cst.Name, cst.Attribute)):
+        elif type(e) in (cst.Name, cst.Attribute):
             # `LongTensor = torch.Tensor`: only a tensor class reads as a type here; any other
             # name on the right may be a value (`lib = torch`, `default = Model`)
             meaning = self.annotation_value(e)
@@ -245,13 +245,13 @@ class Annotations:
         return Value(TYPE, item=meaning if meaning.kind != UNKNOWN or meaning.ref is not None else None)
 
     def _names_type(self, e: cst.BaseExpression) -> bool:
-        if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, cst.BitOr):
+        if type(e) is cst.BinaryOperation and type(e.operator) is cst.BitOr:
             return self._names_type(e.left) and self._names_type(e.right)
-        if isinstance(e, cst.Name) and e.value == "None":
+        if type(e) is cst.Name and e.value == "None":
             return True
-        if isinstance(e, cst.Subscript):
+        if type(e) is cst.Subscript:
             return self.type_expression(e) is not None
         q = self.aliases.qualify(e) or ""
         if q.split(".")[0] in ("torch", "numpy", "builtins") or q.startswith(_TYPING_ROOTS):
             return True
-        return isinstance(e, cst.Name) and (self.module_scope().lookup(e.value) or UNKNOWN_VALUE).kind == TYPE
+        return type(e) is cst.Name and (self.module_scope().lookup(e.value) or UNKNOWN_VALUE).kind == TYPE

@@ -27,11 +27,11 @@ EAGER_FALSE = frozenset(("torch.jit.is_scripting", "torch.jit.is_tracing", "torc
 
 def eager_false(test: cst.BaseExpression, qualify) -> bool:
     """``torch.jit.is_scripting()``, and ``a or b`` / ``a and b`` that it decides."""
-    if isinstance(test, cst.Call):
+    if type(test) is cst.Call:
         return qualify(test.func) in EAGER_FALSE
-    if isinstance(test, cst.BooleanOperation):
+    if type(test) is cst.BooleanOperation:
         left, right = eager_false(test.left, qualify), eager_false(test.right, qualify)
-        return (left and right) if isinstance(test.operator, cst.Or) else (left or right)
+        return (left and right) if type(test.operator) is cst.Or else (left or right)
     return False
 
 
@@ -80,7 +80,7 @@ class Branches:
         orelse = node.orelse
         test = node.test
         otherwise = None
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
             narrowed = narrow(test.expression)
             if narrowed:
                 otherwise = dict(values)
@@ -97,7 +97,7 @@ class Branches:
         if qualify is not None:
             if eager_false(test, qualify):
                 frame.dead = "body"
-            elif (isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+            elif (type(test) is cst.UnaryOperation and type(test.operator) is cst.Not
                   and eager_false(test.expression, qualify)):
                 frame.dead = "else"
         self._frames.append(frame)
@@ -119,7 +119,7 @@ class Branches:
         if not self._frames or self._frames[-1].node is not node:
             return
         frame = self._frames.pop()
-        last = node.orelse.body if isinstance(node.orelse, cst.Else) else node.body if node.orelse is None else None
+        last = node.orelse.body if type(node.orelse) is cst.Else else node.body if node.orelse is None else None
         ends = frame.ends + ([] if last is not None and _leaves(last) else [dict(values)])
         if frame.orelse_id is None:
             if frame.dead == "body":
@@ -149,13 +149,13 @@ class Branches:
 def isinstance_tensor(test: cst.BaseExpression, qualify, current) -> List[tuple]:
     """``isinstance(v, torch.Tensor)`` (or a tuple holding it), ``torch.is_tensor(v)`` ->
     [(name, tensor value)]."""
-    if not (isinstance(test, cst.Call) and test.args and isinstance(test.args[0].value, cst.Name)):
+    if not (type(test) is cst.Call and test.args and type(test.args[0].value) is cst.Name):
         return []
     if len(test.args) == 1 and qualify(test.func) == "torch.is_tensor":
         names = [test.func]
-    elif isinstance(test.func, cst.Name) and test.func.value == "isinstance" and len(test.args) == 2:
+    elif type(test.func) is cst.Name and test.func.value == "isinstance" and len(test.args) == 2:
         types = test.args[1].value
-        names = [el.value for el in types.elements] if isinstance(types, cst.Tuple) else [types]
+        names = [el.value for el in types.elements] if type(types) is cst.Tuple else [types]
         if not any(qualify(t) in _TENSOR_TYPES for t in names):
             return []
     else:
@@ -171,7 +171,7 @@ def isinstance_tensor(test: cst.BaseExpression, qualify, current) -> List[tuple]
 
 def narrowed_by(test: cst.BaseExpression, qualify, current) -> List[tuple]:
     """What a true ``test`` makes tensors: ``isinstance`` checks, joined by ``and``."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+    if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
         return narrowed_by(test.left, qualify, current) + narrowed_by(test.right, qualify, current)
     return isinstance_tensor(test, qualify, current)
 
@@ -183,8 +183,8 @@ def _leaves(block: cst.BaseSuite) -> bool:
     if not body:
         return False
     last = body[-1]
-    if isinstance(last, cst.SimpleStatementLine):
-        return bool(last.body) and isinstance(last.body[-1], (cst.Raise, cst.Return))
-    if isinstance(last, (cst.SimpleStatementSuite,)):
+    if type(last) is cst.SimpleStatementLine:
+        return bool(last.body) and type(last.body[-1]) in (cst.Raise, cst.Return)
+    if type(last) is cst.SimpleStatementSuite:
         return False
-    return isinstance(block, cst.SimpleStatementSuite) and isinstance(last, (cst.Raise, cst.Return))
+    return type(block) is cst.SimpleStatementSuite and type(last) in (cst.Raise, cst.Return)

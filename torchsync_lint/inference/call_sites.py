@@ -87,7 +87,7 @@ class CallSites:
         out = []
         for cls in self.index.classes.values():
             for attr, rows in cls.attrs.items():
-                if any(isinstance(e, cst.Name) and e.value == func.name and f is not None
+                if any(type(e) is cst.Name and e.value == func.name and f is not None
                        and func.name not in bound_names(f) and not any(
                            q.name.value == func.name for q in all_params(f)) for f, e in rows):
                     out.extend(s for s in self.index.call_sites.get("self." + attr, [])
@@ -103,20 +103,32 @@ class CallSites:
         self._busy.add(key)
         out = []
         try:
+            for attr, site, owner in self._held_calls():
+                if owner is cls or site.caller.cls is not owner:  # (cut once the file is checked)
+                    continue
+                held = self.self_attr(owner, attr)
+                if held.kind in (MODULE, OBJECT) and held.cls is not None and self._is_class_or_sub(held.cls, cls):
+                    out.append(site)
+        finally:
+            self._busy.discard(key)
+        return out
+
+    def _held_calls(self) -> list:
+        """(attribute, site, owning class) of every ``self.attr(...)`` call in a method where
+        ``attr`` is an attribute of the class, not one of its methods, in the index's order:
+        ``_submodule_sites``' candidates, the same for every class asked about (listed once)."""
+        got = self._held_call_list
+        if got is None:
+            got = self._held_call_list = []
             for name, sites in self.index.call_sites.items():
                 if not name.startswith("self."):
                     continue
                 attr = name[5:]
                 for site in sites:
                     owner = site.caller.cls if site.caller is not None else None
-                    if owner is None or owner is cls or attr in owner.methods or attr not in owner.attrs:
-                        continue
-                    held = self.self_attr(owner, attr)
-                    if held.kind in (MODULE, OBJECT) and held.cls is not None and self._is_class_or_sub(held.cls, cls):
-                        out.append(site)
-        finally:
-            self._busy.discard(key)
-        return out
+                    if owner is not None and attr not in owner.methods and attr in owner.attrs:
+                        got.append((attr, site, owner))
+        return got
 
     def _indirect_sites(self, func: FunctionInfo) -> list:
         """Calls of a function through a name that holds it: ``fn = functools.partial(func, a)``
@@ -139,18 +151,18 @@ class CallSites:
                 bound = sum(1 for a in site.call.args if a.keyword is None) - 1
                 out.append(CallSite(site.caller, site.call, -1))  # partial(func, a, k=v) passes a and k
                 for b in (site.caller.bindings if site.caller is not None else self.index.module_bindings):
-                    if b[0] == "assign" and b[2] is site.call and len(b[1]) == 1 and isinstance(b[1][0], cst.Name):
+                    if b[0] == "assign" and b[2] is site.call and len(b[1]) == 1 and type(b[1][0]) is cst.Name:
                         out.extend(CallSite(s.caller, s.call, bound) for s in
                                    self.index.call_sites.get(b[1][0].value, []) if s.caller is site.caller)
                 continue
             target, skip = None, 0
-            if isinstance(callee, cst.Name):
+            if type(callee) is cst.Name:
                 target = self._local_function(callee.value, self.summary_scope(site.caller)
                                               if site.caller is not None else self.module_scope())
                 cls = self.index.classes.get(callee.value) if target is None else None
                 if cls is not None:
                     target, skip = self.method(cls, "__init__"), 1
-            elif (isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name)
+            elif (type(callee) is cst.Attribute and type(callee.value) is cst.Name
                   and callee.value.value == "self" and site.caller is not None and site.caller.cls is not None):
                 target, skip = self.method(site.caller.cls, callee.attr.value), 1
             if target is None or target is func:
@@ -166,7 +178,7 @@ class CallSites:
             if target.name == "__init__" and target.cls is not None:
                 # `Solver(func)` storing `self.func = func`: the class's `self.func(...)` calls
                 for attr, rows in target.cls.attrs.items():
-                    if any(f is target and isinstance(e, cst.Name) and e.value == param for f, e in rows):
+                    if any(f is target and type(e) is cst.Name and e.value == param for f, e in rows):
                         out.extend(s for s in self.index.call_sites.get("self." + attr, [])
                                    if s.caller is not None and s.caller.cls is target.cls)
             out.extend(s for s in self.index.call_sites.get(param, []) if s.caller is target)
@@ -183,7 +195,7 @@ class CallSites:
                     for a in site.call.args:
                         if a.star:
                             break
-                        if isinstance(a.value, cst.Name):
+                        if type(a.value) is cst.Name:
                             got.setdefault(a.value.value, []).append(
                                 (site, pos if a.keyword is None else None, a.keyword.value if a.keyword else None))
                         if a.keyword is None:
@@ -302,7 +314,7 @@ class CallSites:
     def argument(self, caller: Optional[FunctionInfo], call: cst.Call, expr: cst.BaseExpression) -> Value:
         """What a call site passes: the value in the caller's summary scope, or, for a name the
         call's own result rebinds (`batch = to_device(batch, device)`), what it held before."""
-        if isinstance(expr, cst.Name) and caller is not None:
+        if type(expr) is cst.Name and caller is not None:
             before = self._scope_before(caller, call, expr.value)
             if before is not None:
                 return self.infer(expr, before)
@@ -311,7 +323,7 @@ class CallSites:
     def _scope_before(self, func: FunctionInfo, call: cst.Call, name: str) -> Optional[Scope]:
         """The function's names just before the assignment of ``call``'s result to ``name``
         (replayed in order), when there is one: the summary scope has the names after it."""
-        if not any(b[0] == "assign" and b[2] is call and any(isinstance(t, cst.Name) and t.value == name
+        if not any(b[0] == "assign" and b[2] is call and any(type(t) is cst.Name and t.value == name
                                                             for t in b[1]) for b in func.bindings):
             return None
         parent = self.summary_scope(func.parent) if func.parent is not None else self.module_scope()
@@ -326,7 +338,7 @@ class CallSites:
         """``helper(x)`` where ``x`` is a parameter of the caller that it never rebinds: the
         parameter's value, without replaying the caller's body (which may call back into the
         function being summarised)."""
-        if caller is None or not isinstance(arg, cst.Name):
+        if caller is None or type(arg) is not cst.Name:
             return None
         name = arg.value
         if name not in bound_names(caller):

@@ -131,16 +131,16 @@ class Calls:
         return None
 
     def device_of(self, e: cst.BaseExpression, scope: Scope) -> str:
-        if isinstance(e, cst.SimpleString):
+        if type(e) is cst.SimpleString:
             text = str(e.evaluated_value)
             return CPU if text.startswith("cpu") else CUDA if text.startswith("cuda") else "?"
-        if isinstance(e, cst.Call) and self.aliases.qualify(e.func) == "torch.device" and e.args:
+        if type(e) is cst.Call and self.aliases.qualify(e.func) == "torch.device" and e.args:
             return self.device_of(e.args[0].value, scope)
-        if isinstance(e, cst.Attribute) and e.attr.value == "device":
+        if type(e) is cst.Attribute and e.attr.value == "device":
             base = self.infer(e.value, scope)
             if base.kind == TENSOR:
                 return base.device or "?"
-        if isinstance(e, (cst.Name, cst.Attribute)):
+        if type(e) in (cst.Name, cst.Attribute):
             v = self.infer(e, scope)  # a variable holding "cpu" or torch.device("cuda")
             if v.kind in (STR, DEVICE) and v.device in (CPU, CUDA):
                 return v.device
@@ -175,7 +175,7 @@ class Calls:
     def _call(self, call: cst.Call, scope: Scope) -> Value:
         func = call.func
         q = self.aliases.qualify(func)
-        if q is None and isinstance(func, cst.Name):
+        if q is None and type(func) is cst.Name:
             ref = scope.lookup(func.value)  # `window_fn(n)` with `window_fn=torch.hamming_window`
             q = ref.cls if ref is not None and ref.kind == FUNC else None
         if q in ("typing.cast", "typing_extensions.cast") and len(call.args) == 2:
@@ -196,7 +196,7 @@ class Calls:
                     v = v.with_(ndim=base.ndim, zero_dim=base.zero_dim)
             if v is not None:
                 return v
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             recv = self.infer(func.value, scope)
             name = func.attr.value
             if recv.kind == TENSOR:
@@ -217,7 +217,7 @@ class Calls:
                 if attr.kind == MODULE:
                     local = self._local_class(attr.cls)
                     forward = self.method(local, "forward") if local is not None else None
-                    if forward is not None and not any(isinstance(e, cst.Call) for _, e in scope.cls.attrs.get(name, ())):
+                    if forward is not None and not any(type(e) is cst.Call for _, e in scope.cls.attrs.get(name, ())):
                         # `self.policy = policy` of a declared module class: what its forward returns
                         got = self.returns(forward)
                         if got.kind != UNKNOWN or got.ref is not None:
@@ -238,7 +238,7 @@ class Calls:
                 return UNKNOWN_VALUE
             if recv.kind in (MODULE, OBJECT):
                 return self._method_result(recv, name, call, scope)
-            if (isinstance(func.value, cst.Call) and self.aliases.qualify(func.value.func) == "builtins.super"
+            if (type(func.value) is cst.Call and self.aliases.qualify(func.value.func) == "builtins.super"
                     and scope.cls is not None):
                 return self._super_call(scope.cls, name, call, scope)
             if recv.kind == STREAM and name == "record_event":
@@ -262,7 +262,7 @@ class Calls:
             if recv.kind == UNKNOWN and name == "cpu" and not call.args:
                 return tensor(CPU)  # whatever it was, its copy is on the host (what it holds is not known)
             return UNKNOWN_VALUE
-        if isinstance(func, (cst.Subscript, cst.Call)):
+        if type(func) in (cst.Subscript, cst.Call):
             # `{"lo": torch.lt, "hi": torch.gt}[mode](a, b)`: a value holding torch functions
             held = self.infer(func, scope)
             if held.kind == FUNC:
@@ -274,7 +274,7 @@ class Calls:
                     out = got if out is None else join(out, got)
                 return out if out is not None else UNKNOWN_VALUE
             return UNKNOWN_VALUE
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             local = scope.lookup(func.value)
             if local is not None:
                 if local.kind == SELF and scope.cls is not None and scope.cls.is_module:
@@ -350,7 +350,7 @@ class Calls:
         out: Optional[Value] = None
         for _, expr in (cls.attrs.get(name, []) if cls is not None else []):
             sub = self.index.classes.get(expr.func.value) if (
-                isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name)) else None
+                type(expr) is cst.Call and type(expr.func) is cst.Name) else None
             forward = self.method(sub, "forward") if sub is not None and sub.is_module else None
             if forward is None:
                 return tensor()

@@ -23,9 +23,9 @@ def collate_names(index) -> Set[str]:
                 if a.keyword is None or a.keyword.value != KEYWORD:
                     continue
                 v = a.value
-                if isinstance(v, cst.Name):
+                if type(v) is cst.Name:
                     out.add(v.value)
-                elif isinstance(v, cst.Attribute) and isinstance(v.value, cst.Name) and v.value.value == "self":
+                elif type(v) is cst.Attribute and type(v.value) is cst.Name and v.value.value == "self":
                     out.add("self." + v.attr.value)
     return out
 

@@ -109,7 +109,7 @@ class FileContext:
     def tensor_method(self, call: cst.Call) -> Optional[str]:
         """The method name when ``call`` is ``<tensor>.name(...)``, else None."""
         f = call.func
-        if isinstance(f, cst.Attribute) and self.qualname(f) is None and self.is_tensor(f.value):
+        if type(f) is cst.Attribute and self.qualname(f) is None and self.is_tensor(f.value):
             return f.attr.value
         return None
 
@@ -138,22 +138,22 @@ class FileContext:
         while stack and seen < 64:
             e = stack.pop()
             seen += 1
-            if isinstance(e, (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.BooleanOperation)):
+            if type(e) in (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.BooleanOperation):
                 v = self.value(e)
                 if v.kind == TENSOR and v.maybe:
                     return True
-            if isinstance(e, cst.Call):
-                if isinstance(e.func, cst.Attribute):
+            if type(e) is cst.Call:
+                if type(e.func) is cst.Attribute:
                     stack.append(e.func.value)
                 stack.extend(a.value for a in e.args)
-            elif isinstance(e, cst.Comparison):
+            elif type(e) is cst.Comparison:
                 stack.append(e.left)
                 stack.extend(c.comparator for c in e.comparisons)
-            elif isinstance(e, cst.BinaryOperation):
+            elif type(e) is cst.BinaryOperation:
                 stack.extend((e.left, e.right))
-            elif isinstance(e, cst.UnaryOperation):
+            elif type(e) is cst.UnaryOperation:
                 stack.append(e.expression)
-            elif isinstance(e, (cst.Attribute, cst.Subscript)):
+            elif type(e) in (cst.Attribute, cst.Subscript):
                 stack.append(e.value)
         return False
 
@@ -210,7 +210,7 @@ class FileContext:
         """``with torch.device("cuda"):`` sets where factories without ``device=`` put tensors."""
         for item in node.items:
             call = item.item
-            if isinstance(call, cst.Call) and call.args and self.qualname(call.func) == "torch.device":
+            if type(call) is cst.Call and call.args and self.qualname(call.func) == "torch.device":
                 d = self.evaluator.device_of(call.args[0].value, self.scope)
                 self.evaluator.device_blocks.append(None if d == "?" else d)
                 self._values.clear()
@@ -241,9 +241,9 @@ class FileContext:
 
     def mark_stores(self, targets) -> None:
         for t in targets:
-            if isinstance(t, (cst.Subscript, cst.Attribute)):
+            if type(t) in (cst.Subscript, cst.Attribute):
                 self._stores.add(id(t))
-            elif isinstance(t, (cst.Tuple, cst.List)):
+            elif type(t) in (cst.Tuple, cst.List):
                 self.mark_stores(el.value for el in t.elements)
 
     def bind(self, target: cst.BaseExpression, value: Value) -> None:

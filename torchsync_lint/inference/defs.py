@@ -112,7 +112,7 @@ def node_params(node: cst.FunctionDef) -> list:
     p = node.params
     out = list(p.posonly_params) + list(p.params) + list(p.kwonly_params)
     for star in (p.star_arg, p.star_kwarg):
-        if isinstance(star, cst.Param):
+        if type(star) is cst.Param:
             out.append(star)
     return out
 
@@ -123,11 +123,11 @@ def target_names(target: cst.BaseExpression) -> frozenset:
     stack = [target]
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.Name):
+        if type(n) is cst.Name:
             names.add(n.value)
-        elif isinstance(n, (cst.Tuple, cst.List)):
+        elif type(n) in (cst.Tuple, cst.List):
             stack.extend(el.value for el in n.elements)
-        elif isinstance(n, cst.StarredElement):
+        elif type(n) is cst.StarredElement:
             stack.append(n.value)
     return frozenset(names)
 
@@ -162,7 +162,7 @@ def is_property(func: FunctionInfo, qualify) -> bool:
     """``@property`` / ``@functools.cached_property`` (however imported): ``obj.name`` is what the
     method returns (a setter, ``@name.setter``, is not)."""
     for d in func.node.decorators:
-        expr = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
-        if qualify(expr) in PROPERTY_DECORATORS or (isinstance(expr, cst.Name) and expr.value == "property"):
+        expr = d.decorator.func if type(d.decorator) is cst.Call else d.decorator
+        if qualify(expr) in PROPERTY_DECORATORS or (type(expr) is cst.Name and expr.value == "property"):
             return True
     return False

@@ -106,6 +106,7 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
         self._rounds_left = 64
         self._module_scope: Optional[Scope] = None
         self._declared: Dict[int, Dict[str, Value]] = {}
+        self._held_call_list: Optional[list] = None  # ``call_sites._held_calls``
 
     def _rebase_aliases(self) -> None:
         """``from .compat import torch``: the name is torch itself, re-exported by a project
@@ -216,7 +217,7 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
         return v
 
     def bind(self, target: cst.BaseExpression, value: Value, scope: Scope) -> None:
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             if value.kind == UNKNOWN and scope.func is not None:
                 # a parameter keeps its declared type (as a type checker reads it) when
                 # reassigned from something we cannot see: ``images, targets = self.transform(...)``
@@ -224,22 +225,22 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
             elif value.kind == TYPE and scope.func is None and scope.cls is None:
                 value = _named_dtype(target.value, value)
             scope.values[target.value] = value
-        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and scope.func is not None:
+        elif type(target) is cst.Attribute and type(target.value) is cst.Name and scope.func is not None:
             if (scope.lookup(target.value.value) or UNKNOWN_VALUE).kind == SELF:
                 # `self.x = ...`: what this method reads back until the next assignment
                 scope.values[SELF_ATTR + target.attr.value] = value
-        elif isinstance(target, (cst.Tuple, cst.List)):
+        elif type(target) in (cst.Tuple, cst.List):
             elements = target.elements
-            starred = any(isinstance(e, cst.StarredElement) for e in elements)
+            starred = any(type(e) is cst.StarredElement for e in elements)
             for i, el in enumerate(elements):
-                if isinstance(el, cst.StarredElement):
+                if type(el) is cst.StarredElement:
                     self.bind(el.value, Value(LIST), scope)
                     continue
                 if value.kind in (TUPLE, LIST) and len(value.elts) == len(elements) and not starred:
                     v = value.elts[i]
                 elif value.kind in (TUPLE, LIST) and starred and len(value.elts) >= len(elements) - 1:
                     # `a, *rest, b = t`: the names before the star count from the front, after it from the back
-                    before = next(j for j, x in enumerate(elements) if isinstance(x, cst.StarredElement)) > i
+                    before = next(j for j, x in enumerate(elements) if type(x) is cst.StarredElement) > i
                     v = value.elts[i] if before else value.elts[len(value.elts) - (len(elements) - i)]
                 elif value.kind == SIZE:
                     v = INT
@@ -254,7 +255,7 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
                 self.bind(el.value, v, scope)
 
     def iter_element(self, it: cst.BaseExpression, scope: Scope) -> Value:
-        if isinstance(it, cst.Call):
+        if type(it) is cst.Call:
             q = self.aliases.qualify(it.func)
             if q == "builtins.enumerate" and it.args:
                 return Value(TUPLE, elts=(INT, self.iter_element(it.args[0].value, scope)))
@@ -262,7 +263,7 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
                 return Value(TUPLE, elts=tuple(self.iter_element(a.value, scope) for a in it.args))
             if q in api.PASS_THROUGH_ITERABLES and it.args:
                 return self.iter_element(it.args[0].value, scope)  # tqdm(loader), iter(loader)
-            if isinstance(it.func, cst.Attribute) and it.func.attr.value in ("items", "values"):
+            if type(it.func) is cst.Attribute and it.func.attr.value in ("items", "values"):
                 base = self.infer(it.func.value, scope)
                 if base.kind == BATCH:  # a dict batch: its values are batches too
                     return base if it.func.attr.value == "values" else Value(TUPLE, elts=(UNKNOWN_VALUE, base))
@@ -333,7 +334,7 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
             return Value(STR)
         if typ in (cst.List, cst.Tuple):
             kind = LIST if typ is cst.List else TUPLE
-            if any(isinstance(el, cst.StarredElement) for el in e.elements):
+            if any(type(el) is cst.StarredElement for el in e.elements):
                 return Value(kind)
             return Value(kind, elts=tuple(self.infer(el.value, scope) for el in e.elements))
         if typ in (cst.ListComp, cst.GeneratorExp):
@@ -366,7 +367,7 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
             return self._comparison(e, scope)
         if typ is cst.UnaryOperation:
             v = self.infer(e.expression, scope)
-            if isinstance(e.operator, cst.Not):
+            if type(e.operator) is cst.Not:
                 return BOOL if v.kind != UNKNOWN else UNKNOWN_VALUE
             return v if v.kind in (TENSOR, NUMBER) else UNKNOWN_VALUE
         if typ is cst.BooleanOperation:
@@ -377,7 +378,7 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
             if TENSOR in kinds and kinds <= {TENSOR, NUMBER, NONE}:
                 # `hit or (e > lim)` with `hit = False` first: the flag or the mask, maybe a tensor
                 t = a if a.kind == TENSOR else b
-                return t.with_(maybe=True) if NUMBER in kinds or isinstance(e.operator, cst.And) else t
+                return t.with_(maybe=True) if NUMBER in kinds or type(e.operator) is cst.And else t
             return UNKNOWN_VALUE
         if typ is cst.IfExp:
             return join(self.infer(e.body, scope), self.infer(e.orelse, scope))
@@ -388,7 +389,7 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
 
 def _asks_for_host_tensors(call: cst.Call) -> bool:
     key, wanted = api.HOST_BATCH_KEYWORD
-    return any(a.keyword is not None and a.keyword.value == key and isinstance(a.value, cst.SimpleString)
+    return any(a.keyword is not None and a.keyword.value == key and type(a.value) is cst.SimpleString
                and a.value.evaluated_value == wanted for a in call.args)
 
 

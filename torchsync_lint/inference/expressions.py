@@ -109,7 +109,7 @@ class Expressions:
     def _dict_literal(self, e: cst.Dict, scope: Scope) -> Value:
         """``{"a": (torch.linspace(0, 1, 5), True), ...}``: a dict whose values share one value,
         and the value of each string key (``{"loss": t, "n": 3}["n"]`` is an int)."""
-        if any(not isinstance(el, cst.DictElement) for el in e.elements):
+        if any(type(el) is not cst.DictElement for el in e.elements):
             return Value(DICT)  # **splat
         return self._dict_of([(string_key(el.key), el.value) for el in e.elements], scope)
 
@@ -184,39 +184,39 @@ class Expressions:
 
     def _subscript(self, e: cst.Subscript, scope: Scope) -> Value:
         base = self.infer(e.value, scope)
-        if base.kind == MODULE and base.elts and len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Index):
+        if base.kind == MODULE and base.elts and len(e.slice) == 1 and type(e.slice[0].slice) is cst.Index:
             i = _int_literal(e.slice[0].slice.value)  # `self.model[-1]` of an nn.Sequential built here
             return base.elts[i] if i is not None and -len(base.elts) <= i < len(base.elts) else UNKNOWN_VALUE
         if base.kind == BATCH:
             return base  # batch["image"], batch[0]
         if base.kind == TENSOR:
-            if any(isinstance(el.slice, cst.Index) and isinstance(el.slice.value, cst.SimpleString) for el in e.slice):
+            if any(type(el.slice) is cst.Index and type(el.slice.value) is cst.SimpleString for el in e.slice):
                 return UNKNOWN_VALUE  # `obj["key"]`: no tensor takes a str index, so `obj` was mis-typed
             ndim = self._indexed_ndim(base.ndim, e, scope)
             return tensor(base.device, base.dtype).with_(assumed=base.assumed, ndim=ndim, zero_dim=ndim == 0)
         if base.kind == TENSOR_SEQ:
-            if len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Slice):
+            if len(e.slice) == 1 and type(e.slice[0].slice) is cst.Slice:
                 return base
             return tensor(base.device, base.dtype).with_(ndim=base.ndim, zero_dim=base.ndim == 0)
         if base.kind == SIZE:
-            if len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Slice):
+            if len(e.slice) == 1 and type(e.slice[0].slice) is cst.Slice:
                 return Value(SIZE)
             return INT
-        if base.kind == DICT and base.keys and len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Index):
+        if base.kind == DICT and base.keys and len(e.slice) == 1 and type(e.slice[0].slice) is cst.Index:
             key = string_key(e.slice[0].slice.value)
             if key is not None:
                 return base.keyed(key) or UNKNOWN_VALUE
         if base.kind in (TUPLE, LIST, DICT) and base.item is not None and not base.elts and len(e.slice) == 1:
-            if isinstance(e.slice[0].slice, cst.Slice):
+            if type(e.slice[0].slice) is cst.Slice:
                 return base if base.kind != DICT else UNKNOWN_VALUE
             return base.item
         if base.kind in (TUPLE, LIST) and base.elts and len(e.slice) == 1:
             idx = e.slice[0].slice
-            if isinstance(idx, cst.Index):
+            if type(idx) is cst.Index:
                 i = _int_literal(idx.value)
                 if i is not None and -len(base.elts) <= i < len(base.elts):
                     return base.elts[i]
-        if base.kind == UNKNOWN and len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Index):
+        if base.kind == UNKNOWN and len(e.slice) == 1 and type(e.slice[0].slice) is cst.Index:
             # only a tensor takes a device boolean mask (a list cannot, numpy cannot read a GPU one)
             mask = self.infer(e.slice[0].slice.value, scope)
             if mask.kind == TENSOR and mask.dtype == "bool" and mask.device != CPU and not mask.assumed:
@@ -230,12 +230,12 @@ class Expressions:
             return None
         for el in e.slice:
             s = el.slice
-            if isinstance(s, cst.Slice):
+            if type(s) is cst.Slice:
                 continue
-            if isinstance(s.value, cst.Name) and s.value.value == "None":
+            if type(s.value) is cst.Name and s.value.value == "None":
                 ndim += 1
                 continue
-            if isinstance(s.value, cst.Ellipsis):
+            if type(s.value) is cst.Ellipsis:
                 return None
             v = self.infer(s.value, scope)
             if v.kind != NUMBER or v.dtype not in ("int", None):
@@ -250,9 +250,9 @@ class Expressions:
             if other.kind not in (TENSOR, NUMBER, SIZE, NDARRAY, LIST, UNKNOWN):
                 return UNKNOWN_VALUE
             device = operands_device([v for v in (a, b) if v.kind == TENSOR])
-            if isinstance(e.operator, (cst.Divide,)):
+            if type(e.operator) is cst.Divide:
                 dtype = "float"
-            elif isinstance(e.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)) and (
+            elif type(e.operator) in (cst.BitAnd, cst.BitOr, cst.BitXor) and (
                     {a.dtype, b.dtype} <= {"bool"}
                     or a.kind == b.kind == TENSOR and "bool" in (a.dtype, b.dtype) and None in (a.dtype, b.dtype)):
                 dtype = "bool"  # `mask[i] & (ids >= 0)`: a comparison combined with a mask is a mask
@@ -269,24 +269,24 @@ class Expressions:
             return out
         if a.kind == NUMBER and b.kind == NUMBER:
             return number()
-        if a.kind == SIZE and b.kind in (SIZE, TUPLE) and isinstance(e.operator, cst.Add):
+        if a.kind == SIZE and b.kind in (SIZE, TUPLE) and type(e.operator) is cst.Add:
             return Value(SIZE)
         if a.kind == STR or (a.kind == b.kind and a.kind in (LIST, TUPLE)):
             return Value(a.kind)
-        if isinstance(e.operator, cst.Multiply) and {a.kind, b.kind} & {LIST, TUPLE} and NUMBER in (a.kind, b.kind):
+        if type(e.operator) is cst.Multiply and {a.kind, b.kind} & {LIST, TUPLE} and NUMBER in (a.kind, b.kind):
             seq = a if a.kind in (LIST, TUPLE) else b  # `[i] * n`: a list of what it repeats
             item = seq.item
             for x in seq.elts:
                 item = x if item is None else join_members(item, x)
             return Value(seq.kind, item=item if item is not None and item.kind != UNKNOWN else None)
-        if {a.kind, b.kind} <= {NUMBER, SIZE} and isinstance(e.operator, (cst.Multiply,)):
+        if {a.kind, b.kind} <= {NUMBER, SIZE} and type(e.operator) is cst.Multiply:
             return Value(SIZE) if SIZE in (a.kind, b.kind) else number()
         if a.kind == NDARRAY or b.kind == NDARRAY:
             return Value(NDARRAY)
         return UNKNOWN_VALUE
 
     def _comparison(self, e: cst.Comparison, scope: Scope) -> Value:
-        if all(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in e.comparisons):
+        if all(type(c.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn) for c in e.comparisons):
             return BOOL
         vals = [self.infer(e.left, scope)] + [self.infer(c.comparator, scope) for c in e.comparisons]
         vals = [_device_batch_member(v) for v in vals]
@@ -301,9 +301,9 @@ class Expressions:
 
 
 def _int_literal(e: cst.BaseExpression) -> Optional[int]:
-    if isinstance(e, cst.Integer):
+    if type(e) is cst.Integer:
         return int(e.evaluated_value)
-    if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Minus) and isinstance(e.expression, cst.Integer):
+    if type(e) is cst.UnaryOperation and type(e.operator) is cst.Minus and type(e.expression) is cst.Integer:
         return -int(e.expression.evaluated_value)
     return None
 

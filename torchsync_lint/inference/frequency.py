@@ -59,10 +59,10 @@ def _takes_remainder(test: cst.BaseExpression) -> bool:
     stack: List[cst.CSTNode] = [test]
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo):
-            if not isinstance(n.left, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        if type(n) is cst.BinaryOperation and type(n.operator) is cst.Modulo:
+            if type(n.left) not in (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString):
                 return True
-        if isinstance(n, (cst.Lambda, cst.Call)):
+        if type(n) in (cst.Lambda, cst.Call):
             continue  # `%` inside a call's arguments is not the branch's own test
         stack.extend(iter_children(n))
     return False
@@ -75,35 +75,35 @@ def _assigned(body: cst.BaseSuite) -> set:
     while stack:
         n = stack.pop()
         targets = []
-        if isinstance(n, cst.Assign):
+        if type(n) is cst.Assign:
             targets = [t.target for t in n.targets]
-        elif isinstance(n, (cst.AnnAssign, cst.AugAssign)):
+        elif type(n) in (cst.AnnAssign, cst.AugAssign):
             targets = [n.target]
         for t in targets:
-            if isinstance(t, cst.Subscript):
+            if type(t) is cst.Subscript:
                 out.add(("item", dotted(t.value)))
             else:
                 out.add(("name", dotted(t)))
-        if not isinstance(n, (cst.FunctionDef, cst.ClassDef)):
+        if type(n) not in (cst.FunctionDef, cst.ClassDef):
             stack.extend(iter_children(n))
     return out
 
 
 def _first_call_cache(test: cst.BaseExpression, body: cst.BaseSuite) -> bool:
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         inner = test.expression
-        if isinstance(inner, cst.Call) and dotted(inner.func) == "hasattr":
+        if type(inner) is cst.Call and dotted(inner.func) == "hasattr":
             return True
         return False
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+    if type(test) is cst.Comparison and len(test.comparisons) == 1:
         comp = test.comparisons[0]
         left = dotted(test.left)
         if left is None:
             return False
-        is_none = isinstance(comp.comparator, cst.Name) and comp.comparator.value == "None"
-        if isinstance(comp.operator, cst.Is) and is_none:
+        is_none = type(comp.comparator) is cst.Name and comp.comparator.value == "None"
+        if type(comp.operator) is cst.Is and is_none:
             return ("name", left) in _assigned(body)
-        if isinstance(comp.operator, cst.NotIn):
+        if type(comp.operator) is cst.NotIn:
             return ("item", dotted(comp.comparator)) in _assigned(body)
     return False
 
@@ -111,7 +111,7 @@ def _first_call_cache(test: cst.BaseExpression, body: cst.BaseSuite) -> bool:
 def _flag_test(test: cst.BaseExpression) -> Optional[Tuple[str, bool]]:
     """``if flag:`` -> (flag, True); ``if not flag:`` -> (flag, False): the name and the value it
     holds while the branch runs."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         name = dotted(test.expression)
         return (name, False) if name is not None else None
     name = dotted(test)
@@ -125,10 +125,10 @@ def _sets_constant(body: cst.CSTNode, name: str, value: bool) -> bool:
     stack: List[cst.CSTNode] = [body]
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.Assign) and isinstance(n.value, cst.Name) and n.value.value == want:
+        if type(n) is cst.Assign and type(n.value) is cst.Name and n.value.value == want:
             if any(dotted(t.target) == name for t in n.targets):
                 return True
-        if not isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(n) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             stack.extend(iter_children(n))
     return False
 
@@ -136,14 +136,14 @@ def _sets_constant(body: cst.CSTNode, name: str, value: bool) -> bool:
 def _counter(loop: cst.CSTNode) -> Optional[str]:
     """The counter a ``for`` loop numbers its iterations with: ``i`` of ``for i, x in
     enumerate(xs)`` (no ``start=``) or of ``for i in range(n)``."""
-    if not isinstance(loop, cst.For) or not isinstance(loop.iter, cst.Call):
+    if type(loop) is not cst.For or type(loop.iter) is not cst.Call:
         return None
     fn = dotted(loop.iter.func)
     args = loop.iter.args
-    if fn == "enumerate" and len(args) == 1 and isinstance(loop.target, cst.Tuple) and loop.target.elements:
+    if fn == "enumerate" and len(args) == 1 and type(loop.target) is cst.Tuple and loop.target.elements:
         first = loop.target.elements[0].value
-        return first.value if isinstance(first, cst.Name) else None
-    if fn == "range" and len(args) == 1 and isinstance(loop.target, cst.Name):
+        return first.value if type(first) is cst.Name else None
+    if fn == "range" and len(args) == 1 and type(loop.target) is cst.Name:
         return loop.target.value
     return None
 
@@ -155,12 +155,12 @@ def _early_counters(test: cst.BaseExpression) -> List[str]:
     parts: List[cst.BaseExpression] = [test]
     while parts:
         t = parts.pop()
-        if isinstance(t, cst.BooleanOperation) and isinstance(t.operator, cst.And):
+        if type(t) is cst.BooleanOperation and type(t.operator) is cst.And:
             parts.extend((t.left, t.right))
-        elif (isinstance(t, cst.Comparison) and len(t.comparisons) == 1 and isinstance(t.left, cst.Name)
-              and isinstance(t.comparisons[0].comparator, cst.Integer)):
+        elif (type(t) is cst.Comparison and len(t.comparisons) == 1 and type(t.left) is cst.Name
+              and type(t.comparisons[0].comparator) is cst.Integer):
             op, bound = t.comparisons[0].operator, t.comparisons[0].comparator.value
-            if isinstance(op, (cst.LessThan, cst.LessThanEqual)) or (isinstance(op, cst.Equal) and bound == "0"):
+            if type(op) in (cst.LessThan, cst.LessThanEqual) or (type(op) is cst.Equal and bound == "0"):
                 out.append(t.left.value)
     return out
 
@@ -184,7 +184,7 @@ def _first_iteration(test: cst.BaseExpression, body: cst.BaseSuite, loops: List[
     with every call of its function."""
     loop = loops[-1] if loops else None
     in_training = loop is not None and id(loop) in training
-    if isinstance(test, (cst.Comparison, cst.BooleanOperation)):
+    if type(test) in (cst.Comparison, cst.BooleanOperation):
         return in_training and _counter(loop) in _early_counters(test)
     flag = _flag_test(test)
     if flag is None:
@@ -205,14 +205,14 @@ _BOOKKEEPING_CALLS = frozenset(("backward", "step", "zero_grad", "update"))
 
 def _bookkeeping_only(loop: cst.CSTNode) -> bool:
     body = getattr(loop, "body", None)
-    stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
+    stmts = body.body if type(body) in (cst.IndentedBlock, cst.SimpleStatementSuite) else ()
     for st in stmts:
-        small = st.body if isinstance(st, cst.SimpleStatementLine) else [st]
-        if isinstance(st, cst.SimpleStatementSuite):
+        small = st.body if type(st) is cst.SimpleStatementLine else [st]
+        if type(st) is cst.SimpleStatementSuite:
             small = st.body
         for sm in small:
-            call = sm.value if isinstance(sm, cst.Expr) else None
-            if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+            call = sm.value if type(sm) is cst.Expr else None
+            if not (type(call) is cst.Call and type(call.func) is cst.Attribute
                     and call.func.attr.value in _BOOKKEEPING_CALLS):
                 return False
     return True
@@ -224,9 +224,9 @@ def _loops_in(node: cst.CSTNode) -> List[cst.CSTNode]:
     stack: List[cst.CSTNode] = [node]
     while stack:
         n = stack.pop()
-        if n is not node and isinstance(n, (cst.For, cst.While)):
+        if n is not node and type(n) in (cst.For, cst.While):
             out.append(n)
-        if not isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) or n is node:
+        if type(n) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda) or n is node:
             stack.extend(iter_children(n))
     return out
 
@@ -237,9 +237,9 @@ def _calls_step(node: cst.CSTNode, skip: set) -> bool:
         n = stack.pop()
         if id(n) in skip:
             continue
-        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in _STEP_CALLS:
+        if type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in _STEP_CALLS:
             return True
-        if not isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(n) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             stack.extend(iter_children(n))
     return False
 
@@ -261,7 +261,7 @@ def training_loops(func: cst.FunctionDef, hot_loops) -> Dict[int, bool]:
 def caches_result(node: cst.FunctionDef, qualify) -> bool:
     """``@functools.cache``, ``@lru_cache(maxsize=...)``, ``@cached_property`` however imported."""
     for d in node.decorators:
-        expr = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+        expr = d.decorator.func if type(d.decorator) is cst.Call else d.decorator
         q = qualify(expr)
         if q in CACHING_DECORATORS:
             return True
@@ -274,13 +274,13 @@ _WARNING_CALLS = frozenset(("warn", "warning", "error", "critical", "exception")
 
 def _warns(body: cst.BaseSuite) -> bool:
     """One of the block's own statements is ``warnings.warn(...)`` / ``logger.warning(...)``..."""
-    stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
+    stmts = body.body if type(body) in (cst.IndentedBlock, cst.SimpleStatementSuite) else ()
     for st in stmts:
-        small = st.body if isinstance(st, cst.SimpleStatementLine) else [st] if isinstance(st, cst.BaseSmallStatement) else []
+        small = st.body if type(st) is cst.SimpleStatementLine else [st] if isinstance(st, cst.BaseSmallStatement) else []
         for sm in small:
-            call = sm.value if isinstance(sm, cst.Expr) else None
-            if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
-                    and call.func.attr.value in _WARNING_CALLS and isinstance(call.func.value, (cst.Name, cst.Attribute))):
+            call = sm.value if type(sm) is cst.Expr else None
+            if (type(call) is cst.Call and type(call.func) is cst.Attribute
+                    and call.func.attr.value in _WARNING_CALLS and type(call.func.value) in (cst.Name, cst.Attribute)):
                 return True
     return False
 
@@ -290,12 +290,12 @@ def _names_read(test: cst.BaseExpression) -> set:
     out, stack = set(), [test]
     while stack:
         n = stack.pop()
-        name = dotted(n) if isinstance(n, (cst.Name, cst.Attribute)) else None
+        name = dotted(n) if type(n) in (cst.Name, cst.Attribute) else None
         if name is not None:
             parts = name.split(".")
             out.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))  # `v.item` reads `v`
             continue
-        if not isinstance(n, cst.Lambda):
+        if type(n) is not cst.Lambda:
             stack.extend(iter_children(n))
     return out
 
@@ -308,9 +308,9 @@ def _bounds_check(test: cst.BaseExpression) -> bool:
     stack = [test]
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.Comparison) and any(isinstance(c.operator, _ORDER) for c in n.comparisons):
+        if type(n) is cst.Comparison and any(isinstance(c.operator, _ORDER) for c in n.comparisons):
             return True
-        if isinstance(n, (cst.BooleanOperation, cst.UnaryOperation)):
+        if type(n) in (cst.BooleanOperation, cst.UnaryOperation):
             stack.extend(iter_children(n))
     return False
 
@@ -319,30 +319,29 @@ def _reports_and_repairs(test: cst.BaseExpression, body: cst.BaseSuite) -> bool:
     """``if loss.item() > 1.0: print("out of range, clamping"); loss = one``: the test checks a
     bound, one of the block's own statements prints, and the block assigns a name the test reads:
     a branch that reports and repairs a bad value, taken only when something is off."""
-    stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
-    smalls = [sm for st in stmts for sm in (st.body if isinstance(st, cst.SimpleStatementLine) else
+    stmts = body.body if type(body) in (cst.IndentedBlock, cst.SimpleStatementSuite) else ()
+    smalls = [sm for st in stmts for sm in (st.body if type(st) is cst.SimpleStatementLine else
                                             [st] if isinstance(st, cst.BaseSmallStatement) else [])]
-    prints = any(isinstance(sm, cst.Expr) and isinstance(sm.value, cst.Call) and isinstance(sm.value.func, cst.Name)
+    prints = any(type(sm) is cst.Expr and type(sm.value) is cst.Call and type(sm.value.func) is cst.Name
                  and sm.value.func.value == "print" for sm in smalls)
     if not prints or not _bounds_check(test):
         return False
     read = _names_read(test)
     for sm in smalls:
-        targets = [t.target for t in sm.targets] if isinstance(sm, cst.Assign) else [sm.target] if isinstance(
-            sm, (cst.AnnAssign, cst.AugAssign)) else []
+        targets = [t.target for t in sm.targets] if type(sm) is cst.Assign else [sm.target] if type(sm) in (cst.AnnAssign, cst.AugAssign) else []
         if any(dotted(t) in read for t in targets):
             return True
     return False
 
 
 def _ends_in_raise(body: cst.BaseSuite) -> bool:
-    stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
+    stmts = body.body if type(body) in (cst.IndentedBlock, cst.SimpleStatementSuite) else ()
     if not stmts:
         return False
     last = stmts[-1]
-    if isinstance(last, cst.SimpleStatementLine):
-        return any(isinstance(s, cst.Raise) for s in last.body)
-    return isinstance(last, cst.Raise)
+    if type(last) is cst.SimpleStatementLine:
+        return any(type(s) is cst.Raise for s in last.body)
+    return type(last) is cst.Raise
 
 
 class FrequencyTracker:
@@ -373,7 +372,7 @@ class FrequencyTracker:
         if cls is not None:
             self._blocks[id(node.body)] = cls
         orelse = node.orelse
-        if isinstance(orelse, cst.Else) and _ends_in_raise(orelse.body):
+        if type(orelse) is cst.Else and _ends_in_raise(orelse.body):
             self._blocks[id(orelse.body)] = ERROR_PATH
 
     def enter_block(self, node: cst.CSTNode) -> None:

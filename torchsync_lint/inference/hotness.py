@@ -87,14 +87,14 @@ def _opens_for_writing(node: cst.CSTNode) -> bool:
     stack: List[cst.CSTNode] = [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "open":
+        if type(n) is cst.Call and type(n.func) is cst.Name and n.func.value == "open":
             mode = None
             for i, a in enumerate(n.args):
                 if (a.keyword is not None and a.keyword.value == "mode") or (a.keyword is None and i == 1):
                     mode = a.value
-            if isinstance(mode, cst.SimpleString) and _WRITE_MODES & set(mode.evaluated_value):
+            if type(mode) is cst.SimpleString and _WRITE_MODES & set(mode.evaluated_value):
                 return True
-        if n is node or not isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if n is node or type(n) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             stack.extend(iter_children(n))
     return False
 

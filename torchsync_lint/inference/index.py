@@ -127,7 +127,7 @@ class FileIndex(cst.CSTVisitor):
         bases = []
         for arg in node.bases:
             base = arg.value
-            if isinstance(base, cst.Subscript):  # `Loop[Batch]`, `Dataset[T]`: the generic class
+            if type(base) is cst.Subscript:  # `Loop[Batch]`, `Dataset[T]`: the generic class
                 base = base.value
             name = self.aliases.qualify(base) or dotted(base)
             if arg.keyword is None and name:
@@ -208,19 +208,19 @@ class FileIndex(cst.CSTVisitor):
         self._bindings().append(("assign", targets, node.value))
         if self._scopes and isinstance(self._scopes[-1], ClassInfo):
             for t in targets:
-                if isinstance(t, cst.Name):
+                if type(t) is cst.Name:
                     self._scopes[-1].class_attrs[t.value] = node.value
         for t in targets:
             self._record_self_attr(t, node.value)
-            if (isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) and self._func_stack
-                    and len(t.slice) == 1 and isinstance(t.slice[0].slice, cst.Index)
-                    and isinstance(t.slice[0].slice.value, (cst.SimpleString, cst.FormattedString))):
+            if (type(t) is cst.Subscript and type(t.value) is cst.Name and self._func_stack
+                    and len(t.slice) == 1 and type(t.slice[0].slice) is cst.Index
+                    and type(t.slice[0].slice.value) in (cst.SimpleString, cst.FormattedString)):
                 self._func_stack[-1].keyed.setdefault(t.value.value, []).append(
                     (string_key(t.slice[0].slice.value), node.value))
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._bindings().append(("annassign", [node.target], node.value, node.annotation.annotation))
-        if self._scopes and isinstance(self._scopes[-1], ClassInfo) and isinstance(node.target, cst.Name):
+        if self._scopes and isinstance(self._scopes[-1], ClassInfo) and type(node.target) is cst.Name:
             if node.value is not None:
                 self._scopes[-1].class_attrs[node.target.value] = node.value
             # a dataclass / NamedTuple field: `loss: Tensor`, `mask: Optional[Tensor] = None`
@@ -253,7 +253,7 @@ class FileIndex(cst.CSTVisitor):
         if moved and id(node) in self.hot_loops:
             it = node.iter
             self.batch_iters.add(id(it))
-            while isinstance(it, cst.Call) and it.args and isinstance(it.func, cst.Name) and it.func.value in _WRAPPERS:
+            while type(it) is cst.Call and it.args and type(it.func) is cst.Name and it.func.value in _WRAPPERS:
                 it = it.args[0].value  # `enumerate(loader)`: the evaluator asks about the loader
                 self.batch_iters.add(id(it))
         passes = self._loop_passes.pop(id(node), None)
@@ -261,7 +261,7 @@ class FileIndex(cst.CSTVisitor):
             it = node.iter
             self.loop_passes[id(it)] = passes
             # `enumerate(loader)`, `tqdm(loader)`: the evaluator asks about the wrapped iterable
-            while isinstance(it, cst.Call) and it.args and isinstance(it.func, cst.Name) and it.func.value in _WRAPPERS:
+            while type(it) is cst.Call and it.args and type(it.func) is cst.Name and it.func.value in _WRAPPERS:
                 it = it.args[0].value
                 self.loop_passes[id(it)] = passes
 
@@ -272,9 +272,9 @@ class FileIndex(cst.CSTVisitor):
         """Names bound by iterating over a name (or its ``items()``/``values()``): which name they are parts of."""
         if not self._func_stack:
             return
-        if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in ("items", "values"):
+        if type(it) is cst.Call and type(it.func) is cst.Attribute and it.func.attr.value in ("items", "values"):
             it = it.func.value
-        if isinstance(it, cst.Name):
+        if type(it) is cst.Name:
             for name in target_names(target):
                 self._func_stack[-1].comp_sources[name] = it.value
 
@@ -309,7 +309,7 @@ class FileIndex(cst.CSTVisitor):
         self._leave_loop(node)
 
     def visit_Assert(self, node: cst.Assert) -> None:
-        if isinstance(node.test, (cst.Call, cst.BooleanOperation)):
+        if type(node.test) in (cst.Call, cst.BooleanOperation):
             self._bindings().append(("assert", [], node.test))  # isinstance narrowing (evaluate.replay)
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
@@ -321,17 +321,17 @@ class FileIndex(cst.CSTVisitor):
             self._func_stack[-1].returns.append(node.value)
 
     def _record_self_attr(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)):
+        if type(target) in (cst.Tuple, cst.List):
             # `self.degrees, self.offset = helper(...)`: each attribute gets its element of the
             # value, as the expression `value[i]` (a tuple's element, as inference reads it)
             elements = target.elements
-            if not any(isinstance(el, cst.StarredElement) for el in elements):
+            if not any(type(el) is cst.StarredElement for el in elements):
                 for i, el in enumerate(elements):
                     self._record_self_attr(el.value, _element_of(value, i))
             return
         if (
-            isinstance(target, cst.Attribute)
-            and isinstance(target.value, cst.Name)
+            type(target) is cst.Attribute
+            and type(target.value) is cst.Name
             and target.value.value == "self"
             and self._func_stack
             and self._func_stack[-1].cls is not None
@@ -375,41 +375,41 @@ class FileIndex(cst.CSTVisitor):
                 if a.keyword is not None and a.keyword.value == "validate_args" and not leaves_validation_on(a.value):
                     self.validate_false = True
         func = node.func
-        if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and self._func_stack
+        if (type(func) is cst.Attribute and type(func.value) is cst.Name and self._func_stack
                 and func.attr.value in ("append", "insert") and node.args and not node.args[-1].star):
             self._func_stack[-1].appends.setdefault(func.value.value, []).append(node.args[-1].value)
-        if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and self._func_stack:
+        if type(func) is cst.Attribute and func.attr.value in ("to", "cuda") and self._func_stack:
             moved = func.value
-            while isinstance(moved, (cst.Subscript, cst.Attribute)):
+            while type(moved) in (cst.Subscript, cst.Attribute):
                 moved = moved.value
-            if isinstance(moved, cst.Name):
+            if type(moved) is cst.Name:
                 self._func_stack[-1].moved.add(moved.value)
-        if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and self._for_targets:
+        if type(func) is cst.Attribute and func.attr.value in ("to", "cuda") and self._for_targets:
             moved = func.value
-            while isinstance(moved, (cst.Subscript, cst.Attribute)):
+            while type(moved) in (cst.Subscript, cst.Attribute):
                 moved = moved.value  # batch["x"].to(d), batch.images.to(d)
-            if isinstance(moved, cst.Name):
+            if type(moved) is cst.Name:
                 for loop, _names in self._for_targets:
                     self._loop_moved.setdefault(id(loop), set()).add(moved.value)
-        if isinstance(func, cst.Attribute) and func.attr.value in STEP_CALL_ATTRS and self._loop_stack:
+        if type(func) is cst.Attribute and func.attr.value in STEP_CALL_ATTRS and self._loop_stack:
             # loss.backward() / optimizer.step() / scaler.step(opt): the enclosing loops are steps
             for loop in self._loop_stack:
                 self.hot_loops.add(id(loop))
         if (
-            isinstance(func, cst.Attribute)
+            type(func) is cst.Attribute
             and func.attr.value in ("register_buffer", "register_parameter")
             and self._class_stack
             and node.args
-            and isinstance(node.args[0].value, cst.SimpleString)
+            and type(node.args[0].value) is cst.SimpleString
         ):
             self._class_stack[-1].buffers.add(node.args[0].value.evaluated_value)
         key = self.callee_key(func)
         caller = self._func_stack[-1] if self._func_stack else None
         if key is not None and self._for_targets and not any(a.star for a in node.args):
-            via_self = isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
+            via_self = type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self"
             pos = 0
             for a in node.args:
-                if isinstance(a.value, cst.Name):
+                if type(a.value) is cst.Name:
                     for loop, names in self._for_targets:
                         if a.value.value in names:
                             self._loop_passes.setdefault(id(loop), []).append(
@@ -417,24 +417,24 @@ class FileIndex(cst.CSTVisitor):
                                  a.keyword.value if a.keyword is not None else None, via_self))
                 if a.keyword is None:
                     pos += 1
-        if (caller is not None and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+        if (caller is not None and type(func) is cst.Attribute and type(func.value) is cst.Name
                 and any(a.keyword is not None and a.keyword.value in ("dim", "keepdim") for a in node.args)
                 and catalog.syncs("torch.Tensor." + func.attr.value) is False):
             # `x.mean(dim=0)`: numpy and pandas say `axis`; a method measured not to sync
             caller.tensor_uses.add(func.value.value)
-        if (caller is not None and isinstance(func, cst.Name) and func.value == "isinstance" and node.args
-                and isinstance(node.args[0].value, cst.Name)):
+        if (caller is not None and type(func) is cst.Name and func.value == "isinstance" and node.args
+                and type(node.args[0].value) is cst.Name):
             caller.type_tested.add(node.args[0].value.value)
-        if caller is not None and node.args and isinstance(node.args[0].value, (cst.List, cst.Tuple)) and (
-                isinstance(func, cst.Attribute) and func.attr.value == "new_tensor" or key in HOST_DATA_FACTORIES):
+        if caller is not None and node.args and type(node.args[0].value) in (cst.List, cst.Tuple) and (
+                type(func) is cst.Attribute and func.attr.value == "new_tensor" or key in HOST_DATA_FACTORIES):
             # `x.new_tensor([lo, hi])`, `torch.tensor([a, b])`: names listed as a tensor's data are
             # Python numbers
             for el in node.args[0].value.elements:
-                if isinstance(el.value, cst.Name):
+                if type(el.value) is cst.Name:
                     caller.number_uses.add(el.value.value)
         # a method called on a receiver of unknown class (not `self.m()`, not an imported name):
         # known by its name only
-        by_name = func.attr.value if isinstance(func, cst.Attribute) and (
+        by_name = func.attr.value if type(func) is cst.Attribute and (
             key is None or key.startswith("@attr:")) else None
         if caller is not None and by_name is not None:
             (caller.looped_method_names if self._loop_stack else caller.method_names).add(by_name)
@@ -443,20 +443,20 @@ class FileIndex(cst.CSTVisitor):
         if key is not None:
             if key.startswith("torch."):
                 self.torch_calls.setdefault(key, []).append(node)
-            elif node.args and (isinstance(func, cst.Name) and func.value in self.aliases.map
-                                or isinstance(func, cst.Attribute) and self.aliases.qualify(func) is not None):
+            elif node.args and (type(func) is cst.Name and func.value in self.aliases.map
+                                or type(func) is cst.Attribute and self.aliases.qualify(func) is not None):
                 self.ext_calls.append((key, self._func_stack[-1] if self._func_stack else None, node))
             if caller is not None:
                 caller.calls.add(key)
             for calls in self._loop_calls:
                 calls.append(key)
         simple = None
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             simple = func.value
-        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        elif type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self":
             simple = "self." + func.attr.value
-        elif isinstance(func, cst.Attribute) and node.args and key is None or (
-                isinstance(func, cst.Attribute) and node.args and key.startswith("@attr:")):
+        elif type(func) is cst.Attribute and node.args and key is None or (
+                type(func) is cst.Attribute and node.args and key.startswith("@attr:")):
             # `self.solver.step(t, y)`, `model.fit(x)`: a method of some object, which may be an
             # instance of a class of this file (decided when that method's parameters are asked)
             simple = "." + func.attr.value
@@ -467,7 +467,7 @@ class FileIndex(cst.CSTVisitor):
 
     def callee_key(self, func: cst.BaseExpression) -> Optional[str]:
         """A best-effort key of the called function, matching ``FunctionInfo.key`` across files."""
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             if func.value in self.module_functions:
                 return self.module_functions[func.value].key
             q = self.aliases.qualify(func)
@@ -475,13 +475,13 @@ class FileIndex(cst.CSTVisitor):
                 return q
             # a function defined later in this file
             return self._join(self.module_name, func.value)
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             base = func.value
-            if isinstance(base, cst.Name) and base.value == "self" and self._class_stack:
+            if type(base) is cst.Name and base.value == "self" and self._class_stack:
                 return f"{self._class_stack[-1].key}.{func.attr.value}"
             if (
-                isinstance(base, cst.Attribute)
-                and isinstance(base.value, cst.Name)
+                type(base) is cst.Attribute
+                and type(base.value) is cst.Name
                 and base.value.value == "self"
                 and self._class_stack
             ):
@@ -493,19 +493,19 @@ class FileIndex(cst.CSTVisitor):
         return None
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if self._func_stack and isinstance(node.value, cst.Name) and node.attr.value in _TENSOR_ONLY():
+        if self._func_stack and type(node.value) is cst.Name and node.attr.value in _TENSOR_ONLY():
             self._func_stack[-1].tensor_uses.add(node.value.value)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         # `s[s > 0]`: a boolean mask made from the value itself
-        if self._func_stack and isinstance(node.value, cst.Name) and len(node.slice) == 1:
+        if self._func_stack and type(node.value) is cst.Name and len(node.slice) == 1:
             sl = node.slice[0].slice
-            test = sl.value if isinstance(sl, cst.Index) else None
-            while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.BitInvert):
+            test = sl.value if type(sl) is cst.Index else None
+            while type(test) is cst.UnaryOperation and type(test.operator) is cst.BitInvert:
                 test = test.expression
-            if (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name)
+            if (type(test) is cst.Comparison and type(test.left) is cst.Name
                     and test.left.value == node.value.value
-                    and all(not isinstance(c.operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)) for c in test.comparisons)):
+                    and all(type(c.operator) not in (cst.In, cst.NotIn, cst.Is, cst.IsNot) for c in test.comparisons)):
                 self._func_stack[-1].tensor_uses.add(node.value.value)
 
     def visit_Name(self, node: cst.Name) -> None:
@@ -524,7 +524,7 @@ def _TENSOR_ONLY() -> frozenset:
 
 def _element_of(value: cst.BaseExpression, i: int) -> cst.BaseExpression:
     """The expression ``value[i]``, made for inference only (it has no place in the source)."""
-    if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) > i \
-            and not any(isinstance(el, cst.StarredElement) for el in value.elements):
+    if type(value) in (cst.Tuple, cst.List) and len(value.elements) > i \
+            and not any(type(el) is cst.StarredElement for el in value.elements):
         return value.elements[i].value
     return cst.Subscript(value=value, slice=[cst.SubscriptElement(slice=cst.Index(value=cst.Integer(str(i))))])

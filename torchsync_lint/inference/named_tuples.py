@@ -52,16 +52,16 @@ def _fields(call: cst.Call) -> Tuple[str, ...]:
     if len(args) < 2:
         return ()
     spec = args[1].value
-    if isinstance(spec, cst.SimpleString):  # "loss logits" / "loss, logits"
+    if type(spec) is cst.SimpleString:  # "loss logits" / "loss, logits"
         text = spec.evaluated_value
         return tuple(n for n in str(text).replace(",", " ").split()) if isinstance(text, str) else ()
-    if isinstance(spec, (cst.List, cst.Tuple)):
+    if type(spec) in (cst.List, cst.Tuple):
         out = []
         for el in spec.elements:
             e = el.value
-            if isinstance(e, (cst.Tuple, cst.List)) and e.elements:  # ("loss", Tensor)
+            if type(e) in (cst.Tuple, cst.List) and e.elements:  # ("loss", Tensor)
                 e = e.elements[0].value
-            if not isinstance(e, cst.SimpleString) or not isinstance(e.evaluated_value, str):
+            if type(e) is not cst.SimpleString or not isinstance(e.evaluated_value, str):
                 return ()
             out.append(e.evaluated_value)
         return tuple(out)

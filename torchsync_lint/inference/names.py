@@ -43,7 +43,7 @@ class Aliases:
             full = dotted(alias.name)
             if full is None:
                 continue
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            if alias.asname is not None and type(alias.asname.name) is cst.Name:
                 self.map[alias.asname.name.value] = full
             else:
                 head = full.split(".")[0]
@@ -66,13 +66,13 @@ class Aliases:
 
     def add_import_from(self, node: cst.ImportFrom) -> None:
         base = self._base_module(node)
-        if base is None or isinstance(node.names, cst.ImportStar):
+        if base is None or type(node.names) is cst.ImportStar:
             return
         for alias in node.names:
             name = dotted(alias.name)
             if name is None:
                 continue
-            local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
+            local = alias.asname.name.value if alias.asname is not None and type(alias.asname.name) is cst.Name else name
             self.map[local] = f"{base}.{name}" if base else name
 
     def qualify(self, node: cst.BaseExpression) -> Optional[str]:

@@ -38,31 +38,31 @@ def refine_annotation(ann: Value, body: Value) -> Value:
 
 def literal_default(param: cst.Param) -> bool:
     d = param.default
-    return isinstance(d, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float,
-                          cst.UnaryOperation, cst.List, cst.Tuple, cst.Dict)) or (
-        isinstance(d, cst.Name) and d.value in ("True", "False"))
+    return type(d) in (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float,
+                          cst.UnaryOperation, cst.List, cst.Tuple, cst.Dict) or (
+        type(d) is cst.Name and d.value in ("True", "False"))
 
 
 def is_static(node: cst.FunctionDef) -> bool:
-    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
+    return any(type(d.decorator) is cst.Name and d.decorator.value == "staticmethod" for d in node.decorators)
 
 
 def placeholder(node: cst.FunctionDef) -> bool:
     """A body that raises unconditionally or does nothing (``raise NotImplementedError``, ``pass``,
     ``...``, a docstring): a method for subclasses to override, so its callers learn nothing from it (it
     does not return None to them)."""
-    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-    if any(isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, cst.Raise) for s in stmt.body)
+    body = node.body.body if type(node.body) is cst.IndentedBlock else ()
+    if any(type(stmt) is cst.SimpleStatementLine and any(type(s) is cst.Raise for s in stmt.body)
            for stmt in body):
         return True  # an unconditional raise: it never returns
     for stmt in body:
-        if not isinstance(stmt, cst.SimpleStatementLine):
+        if type(stmt) is not cst.SimpleStatementLine:
             return False
         for small in stmt.body:
-            if isinstance(small, cst.Pass):
+            if type(small) is cst.Pass:
                 continue
-            if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString,
-                                                                        cst.Ellipsis)):
+            if type(small) is cst.Expr and type(small.value) in (cst.SimpleString, cst.ConcatenatedString,
+                                                                        cst.Ellipsis):
                 continue
             return False
     return True
@@ -73,7 +73,7 @@ def signature_comment(node: cst.FunctionDef):
     the first line of the body: ([argument annotations] or None for ``(...)``, return annotation)."""
     texts = []
     body = node.body
-    if isinstance(body, cst.IndentedBlock):
+    if type(body) is cst.IndentedBlock:
         if body.header.comment is not None:
             texts.append(body.header.comment.value)
         if body.body:
@@ -88,10 +88,10 @@ def signature_comment(node: cst.FunctionDef):
             ret_expr = cst.parse_expression(ret.split("#")[0].strip())
         except Exception:
             return None
-        if isinstance(args_expr, cst.Ellipsis):
+        if type(args_expr) is cst.Ellipsis:
             return None, ret_expr
-        if isinstance(args_expr, cst.Tuple):
-            if any(isinstance(el, cst.StarredElement) for el in args_expr.elements):
+        if type(args_expr) is cst.Tuple:
+            if any(type(el) is cst.StarredElement for el in args_expr.elements):
                 return None, ret_expr
             return [el.value for el in args_expr.elements], ret_expr
         return [args_expr], ret_expr

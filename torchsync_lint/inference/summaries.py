@@ -72,7 +72,7 @@ class Summaries(CallSites):
             p = func.node.params
             positional = list(p.posonly_params) + list(p.params)
             is_static = any(
-                isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in func.node.decorators
+                type(d.decorator) is cst.Name and d.decorator.value == "staticmethod" for d in func.node.decorators
             )
             takes_tensors = (
                 func.is_method and func.cls is not None and (
@@ -183,7 +183,7 @@ class Summaries(CallSites):
                 if collates(func, self._collate_names()):
                     v = on_host(v)  # a DataLoader's collate function: samples on the host
                 out[name] = v
-            if isinstance(p.star_arg, cst.Param):
+            if type(p.star_arg) is cst.Param:
                 out[p.star_arg.name.value] = Value(TUPLE)
             if p.star_kwarg is not None:
                 out[p.star_kwarg.name.value] = UNKNOWN_VALUE
@@ -267,7 +267,7 @@ class Summaries(CallSites):
     def _names_a_class(self, param: cst.Param) -> bool:
         """``session: InferenceSession``: a parameter declared as some class other than a tensor."""
         ann = param.annotation.annotation if param.annotation is not None else None
-        if isinstance(ann, cst.SimpleString):
+        if type(ann) is cst.SimpleString:
             try:
                 ann = cst.parse_expression(str(ann.evaluated_value))
             except Exception:
@@ -311,7 +311,7 @@ class Summaries(CallSites):
                 if name in typed:
                     out[name] = typed[name]
         for b in func.bindings:  # `img_np: np.ndarray` declares a local the same way
-            if b[0] == "annassign" and isinstance(b[1][0], cst.Name) and b[1][0].value not in out:
+            if b[0] == "annassign" and type(b[1][0]) is cst.Name and b[1][0].value not in out:
                 v = self.annotation_value(b[3])
                 if v.kind != UNKNOWN:
                     out[b[1][0].value] = v
@@ -496,4 +496,4 @@ class Summaries(CallSites):
         return None
 
 def _is_none(e: cst.BaseExpression) -> bool:
-    return isinstance(e, cst.Name) and e.value == "None"
+    return type(e) is cst.Name and e.value == "None"

@@ -27,7 +27,7 @@ def _first_arg(call: cst.Call) -> Optional[cst.BaseExpression]:
 def leaves_validation_on(expr: cst.BaseExpression) -> bool:
     """`validate_args=True` or `=None` (torch's default, on); anything else (False, a variable)
     may turn it off."""
-    return isinstance(expr, cst.Name) and expr.value in ("True", "None")
+    return type(expr) is cst.Name and expr.value in ("True", "None")
 
 
 def turns_validation_off(index) -> bool:
@@ -36,7 +36,7 @@ def turns_validation_off(index) -> bool:
         if name.startswith("torch.distributions.") and name.endswith("." + SET_DEFAULT_VALIDATE):
             for call in calls:
                 v = _first_arg(call)
-                if isinstance(v, cst.Name) and v.value == "False":
+                if type(v) is cst.Name and v.value == "False":
                     return True
     return False
 

@@ -131,7 +131,7 @@ class TorchCalls:
             dtype = self.dtype_arg(call)
             if dtype is None:
                 dtype = "int" if last in ("arange", "randint", "randperm", "tril_indices", "triu_indices") else "float"
-                if last == "arange" and any(isinstance(a.value, cst.Float) for a in call.args):
+                if last == "arange" and any(type(a.value) is cst.Float for a in call.args):
                     dtype = "float"
                 if last == "full" and len(call.args) > 1:
                     fill = self.infer(call.args[1].value, scope)
@@ -150,7 +150,7 @@ class TorchCalls:
         if q in api.DATA_LOADERS:
             pin = _keyword(call, "pin_memory")
             return Value(OBJECT, cls="torch.utils.data.DataLoader",
-                         pinned=isinstance(pin, cst.Name) and pin.value == "True")
+                         pinned=type(pin) is cst.Name and pin.value == "True")
         if q in api.GRAD_SCALER_FACTORIES:
             dev = arg_value = None
             for i, a in enumerate(call.args):
@@ -159,7 +159,7 @@ class TorchCalls:
             if arg_value is not None:
                 dev = self.device_of(arg_value, scope)
             enabled = _keyword(call, "enabled")
-            if enabled is not None and not (isinstance(enabled, cst.Name) and (
+            if enabled is not None and not (type(enabled) is cst.Name and (
                     enabled.value == "True" or _default_true(enabled.value, scope))):
                 # `GradScaler(enabled=use_amp)`: AMP as an option, off unless asked for (a
                 # disabled scaler's step is the optimizer's: no sync); not known to check
@@ -279,8 +279,8 @@ class TorchCalls:
         order, for ``self.model[-1].stride``; () when not known."""
         if last == "Sequential" and call.args and all(a.keyword is None and not a.star for a in call.args):
             exprs = [a.value for a in call.args]
-        elif (last == "ModuleList" and len(call.args) == 1 and isinstance(call.args[0].value, cst.List)
-              and all(isinstance(el, cst.Element) for el in call.args[0].value.elements)):
+        elif (last == "ModuleList" and len(call.args) == 1 and type(call.args[0].value) is cst.List
+              and all(type(el) is cst.Element for el in call.args[0].value.elements)):
             exprs = [el.value for el in call.args[0].value.elements]
         else:
             return ()
@@ -372,7 +372,7 @@ class TorchCalls:
         keywords = tuple(a.keyword.value for a in call.args if a.keyword is not None)
         constants = {}
         for a in call.args:
-            if a.keyword is not None and isinstance(a.value, cst.Name) and a.value.value in ("True", "False"):
+            if a.keyword is not None and type(a.value) is cst.Name and a.value.value in ("True", "False"):
                 constants[a.keyword.value] = a.value.value == "True"
         kinds = tuple(_FACT_KINDS.get((v.kind, v.dtype if v.kind == NUMBER else None), _FACT_KINDS.get((v.kind, None)))
                       for v in (self.infer(a.value, scope) for a in positional))
@@ -386,7 +386,7 @@ class TorchCalls:
         if last == "randint":
             # `torch.randint(low, high, size)` / `(high, size)`: the size is the tuple argument
             size = next((a for a in call.args if (a.keyword is not None and a.keyword.value == "size")
-                         or (a.keyword is None and isinstance(a.value, (cst.Tuple, cst.List)))), None)
+                         or (a.keyword is None and type(a.value) in (cst.Tuple, cst.List))), None)
             return _size_length(self.infer(size.value, scope)) if size is not None else None
         if last not in SIZED_FACTORIES:
             return None
@@ -416,7 +416,7 @@ class TorchCalls:
                 dtype = DTYPE_NAMES.get(name)
             elif v.kind == TENSOR:
                 device, dtype = v.device, v.dtype
-            elif v.kind == STR or isinstance(a.value, (cst.SimpleString, cst.Call)) or kw == "device" or v.kind in (DEVICE, UNKNOWN):
+            elif v.kind == STR or type(a.value) in (cst.SimpleString, cst.Call) or kw == "device" or v.kind in (DEVICE, UNKNOWN):
                 d = self.device_of(a.value, scope)
                 device = None if d == "?" else d
         return tensor(device, dtype, host_data=recv.host_data and device == CPU)
@@ -436,7 +436,7 @@ def _default_true(name: str, scope: Scope) -> bool:
     caller turns it off: ``def make_scaler(enabled=True)``)."""
     func = scope.func if scope is not None else None
     param = param_named(func.node, name) if func is not None else None
-    return param is not None and isinstance(param.default, cst.Name) and param.default.value == "True"
+    return param is not None and type(param.default) is cst.Name and param.default.value == "True"
 
 
 def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
@@ -450,19 +450,19 @@ def _flattens(name: str, call: cst.Call) -> bool:
         return not call.args
     if name in ("view", "reshape") and len(call.args) == 1 and call.args[0].keyword is None:
         v = call.args[0].value
-        return (isinstance(v, cst.UnaryOperation) and isinstance(v.operator, cst.Minus)
-                and isinstance(v.expression, cst.Integer) and v.expression.value == "1")
+        return (type(v) is cst.UnaryOperation and type(v.operator) is cst.Minus
+                and type(v.expression) is cst.Integer and v.expression.value == "1")
     return False
 
 
 def _literal_rank(e: cst.BaseExpression) -> Optional[int]:
     """The rank of a tensor made from a literal: 0 for a number, 1 for a list of numbers, more for
     nested lists of one shape; None for anything else."""
-    if isinstance(e, (cst.Integer, cst.Float)) or (isinstance(e, cst.UnaryOperation)
-                                                    and isinstance(e.expression, (cst.Integer, cst.Float))):
+    if type(e) in (cst.Integer, cst.Float) or (type(e) is cst.UnaryOperation
+                                                    and type(e.expression) in (cst.Integer, cst.Float)):
         return 0
-    if isinstance(e, (cst.List, cst.Tuple)) and e.elements \
-            and not any(isinstance(el, cst.StarredElement) for el in e.elements):
+    if type(e) in (cst.List, cst.Tuple) and e.elements \
+            and not any(type(el) is cst.StarredElement for el in e.elements):
         ranks = {_literal_rank(el.value) for el in e.elements}
         return None if len(ranks) != 1 or None in ranks else 1 + ranks.pop()
     return None
@@ -514,7 +514,7 @@ def _value_of_kind(kind: str) -> Optional[Value]:
 def _kwarg_true(call: cst.Call, name: str) -> bool:
     for a in call.args:
         if a.keyword is not None and a.keyword.value == name:
-            return isinstance(a.value, cst.Name) and a.value.value == "True"
+            return type(a.value) is cst.Name and a.value.value == "True"
     return False
 
 
@@ -522,10 +522,10 @@ def _one_dim_reduction(call: cst.Call) -> bool:
     """``x.argmax(0)`` / ``x.sum(dim=-1)``: one integer dimension, no ``keepdim=True``."""
     dims = [a for a in call.args if a.keyword is None or a.keyword.value == "dim"]
     if len(dims) != 1 or any(a.keyword is not None and a.keyword.value == "keepdim" and not (
-            isinstance(a.value, cst.Name) and a.value.value == "False") for a in call.args):
+            type(a.value) is cst.Name and a.value.value == "False") for a in call.args):
         return False
     v = dims[0].value
-    if isinstance(v, cst.UnaryOperation) and isinstance(v.operator, cst.Minus):
+    if type(v) is cst.UnaryOperation and type(v.operator) is cst.Minus:
         v = v.expression
-    return isinstance(v, cst.Integer) and len(call.args) == 1 + sum(
+    return type(v) is cst.Integer and len(call.args) == 1 + sum(
         1 for a in call.args if a.keyword is not None and a.keyword.value == "keepdim")

@@ -24,13 +24,13 @@ TAG = "#"
 
 def literal(expr: cst.BaseExpression):
     """The Python value of a literal argument, else ``data.NOT_LITERAL``."""
-    if isinstance(expr, cst.SimpleString):
+    if type(expr) is cst.SimpleString:
         return expr.evaluated_value
-    if isinstance(expr, (cst.Integer, cst.Float)):
+    if type(expr) in (cst.Integer, cst.Float):
         return expr.evaluated_value
-    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+    if type(expr) is cst.Name and expr.value in ("True", "False", "None"):
         return {"True": True, "False": False, "None": None}[expr.value]
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+    if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus:
         inner = literal(expr.expression)
         return -inner if isinstance(inner, (int, float)) and not isinstance(inner, bool) else data.NOT_LITERAL
     return data.NOT_LITERAL
@@ -56,12 +56,12 @@ def instance(evaluator, q: str, call: cst.Call, scope) -> Optional[Value]:
 
 def _members(evaluator, call: cst.Call, scope) -> tuple:
     first = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "metrics"), None)
-    if isinstance(first, (cst.List, cst.Tuple)):
-        exprs = [el.value for el in first.elements if not isinstance(el, cst.StarredElement)]
+    if type(first) in (cst.List, cst.Tuple):
+        exprs = [el.value for el in first.elements if type(el) is not cst.StarredElement]
         if len(exprs) != len(first.elements):
             return ()
-    elif isinstance(first, cst.Dict):
-        exprs = [el.value for el in first.elements if isinstance(el, cst.DictElement)]
+    elif type(first) is cst.Dict:
+        exprs = [el.value for el in first.elements if type(el) is cst.DictElement]
         if len(exprs) != len(first.elements):
             return ()
     elif first is not None:

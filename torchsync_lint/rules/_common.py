@@ -27,11 +27,11 @@ def has_kwarg(call: cst.Call, name: str) -> bool:
 
 
 def is_true(expr: Optional[cst.BaseExpression]) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "True"
+    return type(expr) is cst.Name and expr.value == "True"
 
 
 def is_false(expr: Optional[cst.BaseExpression]) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "False"
+    return type(expr) is cst.Name and expr.value == "False"
 
 
 def non_blocking(call: cst.Call) -> bool:
@@ -54,17 +54,17 @@ def names_a_gpu_device(ctx, call: cst.Call) -> bool:
             return False
         given = call.args[0]
     expr = given.value
-    if isinstance(expr, cst.SimpleString):
+    if type(expr) is cst.SimpleString:
         return "cuda" in expr.evaluated_value  # not "meta", "cpu"
     v = ctx.value(expr)
     if v.kind in (DEVICE, STR, TENSOR):
         return v.device != CPU
-    name = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
+    name = expr.attr.value if type(expr) is cst.Attribute else expr.value if type(expr) is cst.Name else ""
     return v.kind == UNKNOWN and name.lower().endswith(("device", "dev"))
 
 
 def method_name(call: cst.Call) -> Optional[str]:
-    return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+    return call.func.attr.value if type(call.func) is cst.Attribute else None
 
 
 def holds_gpu_tensor(value: Value, evidence: bool = False) -> bool:
@@ -94,10 +94,10 @@ def may_be_on_gpu(value: Value) -> bool:
 def number_literal(expr: Optional[cst.BaseExpression]) -> Optional[float]:
     """The value of an int/float literal (``3``, ``-1``, ``0.5``), else None."""
     negative = False
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
-        negative = isinstance(expr.operator, cst.Minus)
+    if type(expr) is cst.UnaryOperation and type(expr.operator) in (cst.Minus, cst.Plus):
+        negative = type(expr.operator) is cst.Minus
         expr = expr.expression
-    if isinstance(expr, (cst.Integer, cst.Float)):
+    if type(expr) in (cst.Integer, cst.Float):
         value = float(expr.evaluated_value)
         return -value if negative else value
     return None
@@ -116,7 +116,7 @@ def is_thunk(node: cst.Lambda) -> bool:
     """``lambda: ...`` without parameters: deferred code, typically an error message built only
     on failure (``torch._check(cond, lambda: f"...")``)."""
     p = node.params
-    return not (p.params or p.posonly_params or p.kwonly_params or isinstance(p.star_arg, cst.Param) or p.star_kwarg)
+    return not (p.params or p.posonly_params or p.kwonly_params or type(p.star_arg) is cst.Param or p.star_kwarg)
 
 
 # Factories whose leading arguments (or a sequence in the first) are the sizes of the tensor.
@@ -125,13 +125,13 @@ SIZED_FACTORIES = frozenset(("torch.empty", "torch.zeros", "torch.ones", "torch.
 
 def empty_literal(expr: Optional[cst.BaseExpression]) -> bool:
     """``[]`` or ``()``: data with no element, nothing to copy."""
-    return isinstance(expr, (cst.List, cst.Tuple)) and not expr.elements
+    return type(expr) in (cst.List, cst.Tuple) and not expr.elements
 
 
 def no_element_factory(ctx, expr: cst.BaseExpression) -> bool:
     """``torch.empty(0)``, ``torch.zeros(0, 3)``, ``torch.ones((4, 0))``: a factory call one of
     whose literal sizes is 0, so the tensor holds no element (copying it moves no data)."""
-    if not isinstance(expr, cst.Call) or ctx.qualname(expr.func) not in SIZED_FACTORIES:
+    if type(expr) is not cst.Call or ctx.qualname(expr.func) not in SIZED_FACTORIES:
         return False
     sizes = [a.value for a in expr.args if a.keyword is None and not a.star]
     if ctx.qualname(expr.func) == "torch.full":
@@ -139,17 +139,17 @@ def no_element_factory(ctx, expr: cst.BaseExpression) -> bool:
     size_kw = arg(expr, None, "size")
     if size_kw is not None:
         sizes = [size_kw.value]
-    if len(sizes) == 1 and isinstance(sizes[0], (cst.List, cst.Tuple)):
+    if len(sizes) == 1 and type(sizes[0]) in (cst.List, cst.Tuple):
         sizes = [e.value for e in sizes[0].elements]
-    return any(isinstance(s, cst.Integer) and s.evaluated_value == 0 for s in sizes)
+    return any(type(s) is cst.Integer and s.evaluated_value == 0 for s in sizes)
 
 
 def same_operand(a: Optional[cst.BaseExpression], b: Optional[cst.BaseExpression]) -> bool:
     """Both operands are the same plain name or attribute chain (``torch.equal(a, a)``)."""
     if a is None or b is None:
         return False
-    if isinstance(a, cst.Name) and isinstance(b, cst.Name):
+    if type(a) is cst.Name and type(b) is cst.Name:
         return a.value == b.value
-    if isinstance(a, cst.Attribute) and isinstance(b, cst.Attribute):
+    if type(a) is cst.Attribute and type(b) is cst.Attribute:
         return a.attr.value == b.attr.value and same_operand(a.value, b.value)
     return False

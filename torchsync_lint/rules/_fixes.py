@@ -89,16 +89,16 @@ def with_keyword(call: cst.Call, name: str, value: str) -> cst.Call:
     if not args:
         return call.with_changes(args=[arg])
     last = args[-1]
-    after = last.comma.whitespace_after if isinstance(last.comma, cst.Comma) else None
+    after = last.comma.whitespace_after if type(last.comma) is cst.Comma else None
     opening = call.whitespace_before_args
-    if isinstance(after, cst.ParenthesizedWhitespace) and isinstance(opening, cst.ParenthesizedWhitespace):
+    if type(after) is cst.ParenthesizedWhitespace and type(opening) is cst.ParenthesizedWhitespace:
         # one argument per line, with a trailing comma: the last line keeps its comment, the new
         # argument goes on a line of its own, indented like the others
         args[-1] = last.with_changes(comma=last.comma.with_changes(
             whitespace_after=after.with_changes(last_line=opening.last_line)))
         args.append(arg.with_changes(comma=last.comma.with_changes(
             whitespace_after=after.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=[]))))
-    elif isinstance(last.comma, cst.Comma):
+    elif type(last.comma) is cst.Comma:
         args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
         args.append(arg.with_changes(comma=last.comma))
     else:
@@ -121,7 +121,7 @@ def is_scalar_literal(expr: Optional[cst.BaseExpression]) -> bool:
     """``3``, ``-0.5``, ``True``: a Python number written in the code."""
     if expr is None:
         return False
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         return expr.value in ("True", "False")
     return number_literal(expr) is not None
 
@@ -133,17 +133,17 @@ def is_constant(expr: cst.CSTNode, torch_names: Iterable[str]) -> bool:
     stack = [expr]
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.Name):
+        if type(n) is cst.Name:
             if n.value not in roots and n.value not in ("True", "False", "None"):
                 return False
-        elif isinstance(n, cst.Attribute):
+        elif type(n) is cst.Attribute:
             stack.append(n.value)  # the attribute's own name is not a variable
             continue
-        elif isinstance(n, cst.Arg):
+        elif type(n) is cst.Arg:
             stack.append(n.value)  # keyword names are not variables
             continue
-        elif isinstance(n, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp,
-                            cst.NamedExpr, cst.Await, cst.Yield, cst.Subscript, cst.FormattedString)):
+        elif type(n) in (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp,
+                            cst.NamedExpr, cst.Await, cst.Yield, cst.Subscript, cst.FormattedString):
             return False
         stack.extend(n.children)
     return True

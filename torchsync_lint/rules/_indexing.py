@@ -29,14 +29,14 @@ SLICE = Value("slice")
 def positions(ctx, node: cst.Subscript) -> List[Value]:
     """The value at each index position of ``node`` (``SLICE`` for a slice)."""
     elements = node.slice
-    if len(elements) == 1 and isinstance(elements[0].slice, cst.Index):
+    if len(elements) == 1 and type(elements[0].slice) is cst.Index:
         v = ctx.value(elements[0].slice.value)
         if v.kind == TUPLE:  # x[(a, b)] / x[idx] with idx = (a, b): the tuple is the index
             return list(v.elts)
         return [v]
     out = []
     for el in elements:
-        out.append(ctx.value(el.slice.value) if isinstance(el.slice, cst.Index) else SLICE)
+        out.append(ctx.value(el.slice.value) if type(el.slice) is cst.Index else SLICE)
     return out
 
 

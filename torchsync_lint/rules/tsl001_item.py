@@ -65,7 +65,7 @@ class ItemCall(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         f = node.func
-        if not (isinstance(f, cst.Attribute) and f.attr.value in METHODS and not node.args):
+        if not (type(f) is cst.Attribute and f.attr.value in METHODS and not node.args):
             return
         v = self.ctx.value(f.value)
         if v.kind == TENSOR and v.device == "cpu":

@@ -69,6 +69,6 @@ class TolistCall(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         f = node.func
-        if isinstance(f, cst.Attribute) and f.attr.value in METHODS and not node.args:
+        if type(f) is cst.Attribute and f.attr.value in METHODS and not node.args:
             if self.ctx.maybe_gpu_tensor(f.value):
                 self.report(f.attr)  # the method name: in a chain split over lines, the sync's line

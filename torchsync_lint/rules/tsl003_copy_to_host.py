@@ -105,7 +105,7 @@ class CopyToHost(Rule):
         if self.ctx.qualname(f) in _HOST_CONSTRUCTORS:
             self._host_tensor_of_gpu_values(node)
             return
-        if not isinstance(f, cst.Attribute) or self.ctx.qualname(f) is not None:
+        if type(f) is not cst.Attribute or self.ctx.qualname(f) is not None:
             return
         method = f.attr.value
         if method == "copy_":
@@ -134,7 +134,7 @@ class CopyToHost(Rule):
         value = None
         for target in node.targets:
             t = target.target
-            if not isinstance(t, cst.Subscript):
+            if type(t) is not cst.Subscript:
                 continue
             base = self.ctx.value(t.value)
             if base.kind != TENSOR or base.device != CPU:

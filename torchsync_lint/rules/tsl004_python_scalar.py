@@ -93,7 +93,7 @@ class PythonScalarConversion(Rule):
         if id(node) in self._deferred:
             return
         f = node.func
-        if isinstance(f, cst.Attribute) and f.attr.value in DUNDERS and not node.args:
+        if type(f) is cst.Attribute and f.attr.value in DUNDERS and not node.args:
             if self.ctx.qualname(f) is None and self._tensor(f.value):
                 self.report(node)
             return

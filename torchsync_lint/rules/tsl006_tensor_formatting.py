@@ -121,12 +121,12 @@ class TensorFormatting(Rule):
         if id(node) in self._error_paths:
             return
         for part in node.parts:
-            if isinstance(part, cst.FormattedStringExpression) and self._tensor(part.expression):
+            if type(part) is cst.FormattedStringExpression and self._tensor(part.expression):
                 self.report(part)
                 return  # one finding per f-string
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if not isinstance(node.operator, cst.Modulo) or id(node) in self._error_paths:
+        if type(node.operator) is not cst.Modulo or id(node) in self._error_paths:
             return
         if self.ctx.value(node.left).kind == STR and self._tensor(node.right):
             self.report(node)
@@ -141,7 +141,7 @@ class TensorFormatting(Rule):
                 self.report(node)
             return
         f = node.func
-        if not isinstance(f, cst.Attribute):
+        if type(f) is not cst.Attribute:
             return
         method = f.attr.value
         if method == "format" and self.ctx.value(f.value).kind == STR:
@@ -159,19 +159,19 @@ class TensorFormatting(Rule):
                 self.report(node)
 
     def _dict_holds_tensor(self, expr: cst.BaseExpression) -> bool:
-        return isinstance(expr, cst.Dict) and any(
-            isinstance(el, cst.DictElement) and self._tensor(el.value) for el in expr.elements
+        return type(expr) is cst.Dict and any(
+            type(el) is cst.DictElement and self._tensor(el.value) for el in expr.elements
         )
 
     def _is_logger(self, receiver: cst.BaseExpression, q) -> bool:
         if q is not None:  # logging.info(...), or a logger imported by name (loguru's `logger`)
             parts = q.split(".")
             return parts[0] == "logging" or (len(parts) > 2 and parts[-2] in LOGGER_NAMES)
-        if isinstance(receiver, cst.Call):
+        if type(receiver) is cst.Call:
             return self.ctx.qualname(receiver.func) == "logging.getLogger"
-        if isinstance(receiver, cst.Name):
+        if type(receiver) is cst.Name:
             return receiver.value in LOGGER_NAMES or receiver.value in self._logger_names
-        if isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name):
+        if type(receiver) is cst.Attribute and type(receiver.value) is cst.Name:
             return receiver.value.value == "self" and receiver.attr.value in LOGGER_ATTRS
         return False
 
@@ -180,8 +180,8 @@ def _module_logger_names(ctx) -> Set[str]:
     """Module-level names bound to ``logging.getLogger(...)``."""
     names = set()
     for binding in ctx.index.module_bindings:
-        if binding[0] != "assign" or not isinstance(binding[2], cst.Call):
+        if binding[0] != "assign" or type(binding[2]) is not cst.Call:
             continue
         if ctx.qualname(binding[2].func) in ("logging.getLogger", "logging.get_logger"):
-            names.update(t.value for t in binding[1] if isinstance(t, cst.Name))
+            names.update(t.value for t in binding[1] if type(t) is cst.Name)
     return names

@@ -113,13 +113,13 @@ class BooleanMaskIndex(Rule):
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             t = target.target
-            if isinstance(t, cst.Subscript):
+            if type(t) is cst.Subscript:
                 index = self._masked(t)
                 if index and not self._masked_fill(index, self.ctx.value(node.value)):
                     self.report(t, WRITE_MESSAGE)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if isinstance(node.target, cst.Subscript) and self._masked(node.target):
+        if type(node.target) is cst.Subscript and self._masked(node.target):
             self.report(node.target, AUG_MESSAGE)
 
     @staticmethod

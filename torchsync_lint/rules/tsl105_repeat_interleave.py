@@ -137,14 +137,14 @@ class RepeatInterleaveWithoutOutputSize(Rule):
 
 def _literal_counts(ctx, expr):
     """The integers of `torch.tensor([1, 2, 3], ...)` written in the code, else None."""
-    if not (isinstance(expr, cst.Call) and ctx.qualname(expr.func) in ("torch.tensor", "torch.as_tensor") and expr.args):
+    if not (type(expr) is cst.Call and ctx.qualname(expr.func) in ("torch.tensor", "torch.as_tensor") and expr.args):
         return None
     data = expr.args[0].value
-    if expr.args[0].keyword is not None or not isinstance(data, (cst.List, cst.Tuple)):
+    if expr.args[0].keyword is not None or type(data) not in (cst.List, cst.Tuple):
         return None
     out = []
     for el in data.elements:
-        if not isinstance(el.value, cst.Integer):
+        if type(el.value) is not cst.Integer:
             return None
         out.append(int(el.value.evaluated_value))
     return out

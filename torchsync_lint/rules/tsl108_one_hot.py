@@ -102,8 +102,8 @@ class OneHotWithoutNumClasses(Rule):
 
 def _stated_count(labels: cst.BaseExpression):
     """The number of classes when the labels are `t % K` with a literal `K`, else None."""
-    if isinstance(labels, cst.BinaryOperation) and isinstance(labels.operator, cst.Modulo):
+    if type(labels) is cst.BinaryOperation and type(labels.operator) is cst.Modulo:
         k = number_literal(labels.right)
-        if k is not None and k == int(k) and k > 0 and isinstance(labels.right, cst.Integer):
+        if k is not None and k == int(k) and k > 0 and type(labels.right) is cst.Integer:
             return int(k)
     return None

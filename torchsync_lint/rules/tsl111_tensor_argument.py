@@ -97,14 +97,14 @@ def _form_calls() -> Dict[str, argforms.Forms]:
 
 def _literal(expr: cst.BaseExpression):
     """(is a literal, its value) for True/False/None, strings, numbers."""
-    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+    if type(expr) is cst.Name and expr.value in ("True", "False", "None"):
         return True, {"True": True, "False": False, "None": None}[expr.value]
-    if isinstance(expr, cst.SimpleString):
+    if type(expr) is cst.SimpleString:
         return True, expr.evaluated_value
     sign = 1
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+    if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus:
         sign, expr = -1, expr.expression
-    if isinstance(expr, (cst.Integer, cst.Float)):
+    if type(expr) in (cst.Integer, cst.Float):
         return True, sign * expr.evaluated_value
     return False, None
 
@@ -242,7 +242,7 @@ class TensorArgumentSync(Rule):
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 return argforms.Observed(argforms.NUMBER, value)
             return argforms.Observed(argforms.LITERAL, value)
-        if isinstance(expr, (cst.List, cst.Tuple)):
+        if type(expr) in (cst.List, cst.Tuple):
             return argforms.Observed(argforms.LIST)
         v = self.ctx.value(expr)
         if v.kind == TENSOR:

@@ -87,7 +87,7 @@ class ScriptedFunctionSync(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if not isinstance(func, cst.Name):
+        if type(func) is not cst.Name:
             return
         info = self.ctx.index.module_functions.get(func.value)
         if info is None or not self._scripted(info):
@@ -97,7 +97,7 @@ class ScriptedFunctionSync(Rule):
 
     def _scripted(self, info: FunctionInfo) -> bool:
         for d in info.node.decorators:
-            expr = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+            expr = d.decorator.func if type(d.decorator) is cst.Call else d.decorator
             if self.ctx.qualname(expr) in _SCRIPT_DECORATORS:
                 return True
         return False
@@ -113,12 +113,12 @@ class ScriptedFunctionSync(Rule):
         stack = [info.node.body]
         while stack:
             n = stack.pop()
-            if isinstance(n, cst.Call):
+            if type(n) is cst.Call:
                 f = n.func
-                if isinstance(f, cst.Attribute) and f.attr.value in _HOST_READS:
+                if type(f) is cst.Attribute and f.attr.value in _HOST_READS:
                     return True
-                if (isinstance(f, cst.Name) and f.value in _HOST_CONVERSIONS and len(n.args) == 1
-                        and isinstance(n.args[0].value, (cst.Call, cst.Comparison, cst.Subscript, cst.BinaryOperation))):
+                if (type(f) is cst.Name and f.value in _HOST_CONVERSIONS and len(n.args) == 1
+                        and type(n.args[0].value) in (cst.Call, cst.Comparison, cst.Subscript, cst.BinaryOperation)):
                     return True
             stack.extend(n.children)
         return False

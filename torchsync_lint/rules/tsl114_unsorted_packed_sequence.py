@@ -113,7 +113,7 @@ class UnsortedPackedSequence(Rule):
         CPU, or ``PackedSequence(data, sizes, order, unsorted_indices)``."""
         if q in _PACKED_SEQUENCE:
             given = arg(call, 3, "unsorted_indices")
-            return given is not None and not (isinstance(given.value, cst.Name) and given.value.value == "None")
+            return given is not None and not (type(given.value) is cst.Name and given.value.value == "None")
         given = arg(call, 3 if q.endswith("pack_padded_sequence") else 1, "enforce_sorted")
         data = arg(call, 0, "input") or arg(call, 0, "sequences")
         return given is not None and not is_true(given.value) and (

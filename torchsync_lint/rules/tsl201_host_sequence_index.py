@@ -96,14 +96,14 @@ class HostSequenceIndex(Rule):
         attribute (evaluating it twice changes nothing)."""
         base = node.value
         probe = base
-        while isinstance(probe, cst.Attribute):
+        while type(probe) is cst.Attribute:
             probe = probe.value
-        if not isinstance(probe, cst.Name):
+        if type(probe) is not cst.Name:
             return None
         elements = list(node.slice)
         for i, el in enumerate(elements):
-            call = el.slice.value if isinstance(el.slice, cst.Index) else None
-            if not (isinstance(call, cst.Call) and self.ctx.qualname(call.func) == "builtins.range"):
+            call = el.slice.value if type(el.slice) is cst.Index else None
+            if not (type(call) is cst.Call and self.ctx.qualname(call.func) == "builtins.range"):
                 continue
             if not 1 <= len(call.args) <= 3 or any(a.keyword or a.star for a in call.args):
                 return None

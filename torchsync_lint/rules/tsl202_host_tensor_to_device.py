@@ -211,7 +211,7 @@ class HostTensorToDevice(Rule):
             return
         for target in node.targets:
             t = target.target
-            if not isinstance(t, cst.Subscript):
+            if type(t) is not cst.Subscript:
                 continue
             base = self.ctx.value(t.value)
             if (base.kind == TENSOR and gpu_tensor_by_evidence(base)
@@ -231,8 +231,8 @@ class HostTensorToDevice(Rule):
         """``Filter(...).to(device)`` / ``.cuda()``: a module made on the CPU right here, whose
         parameters and buffers are copied to the GPU each time the line runs."""
         func = call.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda")
-                and isinstance(func.value, cst.Call) and not non_blocking(call)):
+        if not (type(func) is cst.Attribute and func.attr.value in ("to", "cuda")
+                and type(func.value) is cst.Call and not non_blocking(call)):
             return False
         module = self.ctx.value(func.value)
         if module.kind != MODULE or module.cls in torch_facts.stateless_modules():
@@ -291,7 +291,7 @@ class HostTensorToDevice(Rule):
         return fx.code(a.value) if self.ctx.value(a.value).kind in (DEVICE, STR, UNKNOWN) else None
 
     def _scalar_factory(self, expr):
-        if isinstance(expr, cst.Call) and self.ctx.qualname(expr.func) in SCALAR_FACTORIES and expr.args:
+        if type(expr) is cst.Call and self.ctx.qualname(expr.func) in SCALAR_FACTORIES and expr.args:
             first = expr.args[0]
             if first.keyword is None and not first.star and fx.is_scalar_literal(first.value) and all(
                     a.keyword is not None for a in expr.args[1:]):
@@ -342,7 +342,7 @@ class HostTensorToDevice(Rule):
         what the function says it converts. A value that is "array or tensor" only through its
         callers (array-agnostic helpers passing `NdarrayOrTensor` on) is the callers' tensor."""
         func = self.ctx.function
-        if func is None or not isinstance(expr, cst.Name):
+        if func is None or type(expr) is not cst.Name:
             return False
         param = param_named(func.node, expr.value)
         return param is not None and param.annotation is not None

@@ -21,7 +21,7 @@ ELEMENT_MESSAGE = (
 
 
 def is_literal_bool(e: cst.BaseExpression) -> bool:
-    return isinstance(e, cst.Name) and e.value in ("True", "False")
+    return type(e) is cst.Name and e.value in ("True", "False")
 
 # The sync-free alternatives the message names: catalog entry -> the measured variant that did not
 # sync (tests/test_catalog.py checks both against catalog/data/sync_catalog.json).
@@ -110,7 +110,7 @@ class IndexPutPythonScalar(Rule):
             return
         for target in node.targets:
             t = target.target
-            if not isinstance(t, cst.Subscript):
+            if type(t) is not cst.Subscript:
                 continue
             if value.kind == NUMBER and self._one_element(t):
                 self.report(t, ELEMENT_MESSAGE)
@@ -130,7 +130,7 @@ class IndexPutPythonScalar(Rule):
         if not (base.maybe_gpu and base.ndim is not None and base.ndim == len(t.slice)):
             return False
         for el in t.slice:
-            if not isinstance(el.slice, cst.Index) or el.slice.star is not None:
+            if type(el.slice) is not cst.Index or el.slice.star is not None:
                 return False
             v = self.ctx.value(el.slice.value)
             if v.kind != NUMBER or v.dtype not in ("int", None) or is_literal_bool(el.slice.value):

@@ -92,7 +92,7 @@ class BlockingBatchCopy(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda")):
+        if not (type(func) is cst.Attribute and func.attr.value in ("to", "cuda")):
             return
         batch = self.ctx.value(func.value)
         if batch.kind != BATCH or batch.device == CUDA or not (func.attr.value == "cuda" or names_a_gpu_device(self.ctx, node)):

@@ -96,10 +96,10 @@ class AssertOnTensor(Rule):
     def _fix(self, node: cst.CSTNode, test: cst.BaseExpression, msg):
         """`assert cond, "msg"` -> `torch._assert_async(cond, "msg")`: one tensor test (or `not`
         of one), and a message that is a plain string (a formatted one would run every time)."""
-        if msg is not None and not isinstance(msg, (cst.SimpleString, cst.ConcatenatedString)):
+        if msg is not None and type(msg) not in (cst.SimpleString, cst.ConcatenatedString):
             return None
         torch, imports = fx.torch_name(self.ctx)
-        negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+        negated = type(test) is cst.UnaryOperation and type(test.operator) is cst.Not
         operand = test.expression if negated else test
         if not self.ctx.maybe_gpu_tensor(operand):
             return None  # `a and b`, a Python bool: no single tensor to assert on
@@ -114,9 +114,9 @@ class AssertOnTensor(Rule):
 
     def _surely_tensor(self, e: cst.BaseExpression) -> bool:
         """A tensor method's or public torch function's result, or a comparison with one."""
-        if isinstance(e, cst.Comparison):
+        if type(e) is cst.Comparison:
             return any(self._surely_tensor(x) for x in [e.left] + [c.comparator for c in e.comparisons])
-        if isinstance(e, cst.Call):
+        if type(e) is cst.Call:
             if self.ctx.tensor_method(e) is not None:
                 return True
             q = self.ctx.qualname(e.func)
@@ -126,9 +126,9 @@ class AssertOnTensor(Rule):
 
 def _truth_operands(e: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
     """The expressions whose truth value the test takes (through `not`, `and`, `or`)."""
-    if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Not):
+    if type(e) is cst.UnaryOperation and type(e.operator) is cst.Not:
         yield from _truth_operands(e.expression)
-    elif isinstance(e, cst.BooleanOperation):
+    elif type(e) is cst.BooleanOperation:
         yield from _truth_operands(e.left)
         yield from _truth_operands(e.right)
     else:

@@ -112,7 +112,7 @@ class TensorTruthiness(Rule):
             self._truth_tested(node.guard)
 
     def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
-        if isinstance(node.operator, cst.Not):
+        if type(node.operator) is cst.Not:
             self._truth_tested(node.expression)
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
@@ -155,10 +155,10 @@ class TensorTruthiness(Rule):
     def _truth_tested(self, expr: cst.BaseExpression) -> None:
         if id(expr) in self._asserted:
             return
-        if isinstance(expr, cst.BooleanOperation):
+        if type(expr) is cst.BooleanOperation:
             self._truth_tested(expr.left)
             self._truth_tested(expr.right)
-        elif isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+        elif type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Not:
             return  # visit_UnaryOperation reports the operand
         elif self._tensor(expr):
             self.report(expr)

@@ -155,7 +155,7 @@ class TensorAsPythonInt(Rule):
         container = None
         for element in node.slice:
             s = element.slice
-            if isinstance(s, cst.Slice):
+            if type(s) is cst.Slice:
                 for bound in (s.lower, s.upper, s.step):
                     if bound is not None:
                         self._check_int(bound)
@@ -186,9 +186,9 @@ class TensorAsPythonInt(Rule):
                 self._check_size(a.value)
 
     def _check_size(self, expr: cst.BaseExpression) -> None:
-        if isinstance(expr, (cst.Tuple, cst.List)):
+        if type(expr) in (cst.Tuple, cst.List):
             for el in expr.elements:
-                if isinstance(el, cst.Element):
+                if type(el) is cst.Element:
                     self._check_int(el.value)
         else:
             self._check_int(expr)

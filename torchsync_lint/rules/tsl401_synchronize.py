@@ -102,7 +102,7 @@ class ExplicitSynchronize(Rule):
             if q in DEVICE_SYNCS or (q.startswith("torch.") and q.endswith(HANDLE_SYNC_SUFFIXES)):
                 self.report(node)
             return
-        if not (isinstance(f, cst.Attribute) and f.attr.value == "synchronize"):
+        if not (type(f) is cst.Attribute and f.attr.value == "synchronize"):
             return
         # A tensor has no synchronize(): a receiver inferred as one is a guess (a forward input).
         receiver = self.ctx.value(f.value)

@@ -146,7 +146,7 @@ class DistributionValidation(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             name = func.attr.value
             if name == "_validate_sample" and self._in_distribution_class() and _on_self(func.value):
                 if not self._validation_off_in_file():
@@ -194,12 +194,12 @@ class DistributionValidation(Rule):
         q = self.ctx.qualname(func)
         if q is not None:
             return q if q.startswith("torch.distributions.") and q.split(".")[-1] in DISTRIBUTIONS else None
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             cls = self.ctx.index.classes.get(func.value)
             if cls is not None and _is_class_ref(cls, func) and self._is_distribution(cls):
                 return cls
             return None
-        if depth < 2 and isinstance(func, cst.Attribute) and _on_self(func.value):
+        if depth < 2 and type(func) is cst.Attribute and _on_self(func.value):
             for value in self._class_attribute(func.attr.value):
                 got = self._distribution_class(value, depth + 1)
                 if got is not None:
@@ -221,10 +221,10 @@ class DistributionValidation(Rule):
         while cls is not None and id(cls) not in seen:
             seen.add(id(cls))
             for st in cls.node.body.body:
-                for small in getattr(st, "body", ()) if isinstance(st, cst.SimpleStatementLine) else ():
-                    if isinstance(small, cst.Assign) and any(dotted(t.target) == name for t in small.targets):
+                for small in getattr(st, "body", ()) if type(st) is cst.SimpleStatementLine else ():
+                    if type(small) is cst.Assign and any(dotted(t.target) == name for t in small.targets):
                         out.append(small.value)
-                    elif isinstance(small, cst.AnnAssign) and small.value is not None and dotted(small.target) == name:
+                    elif type(small) is cst.AnnAssign and small.value is not None and dotted(small.target) == name:
                         out.append(small.value)
             out.extend(expr for _f, expr in cls.attrs.get(name, ()))
             if out:
@@ -247,8 +247,8 @@ class DistributionValidation(Rule):
                    for b in c.bases):
                 return True
             for st in c.node.body.body:
-                for small in getattr(st, "body", ()) if isinstance(st, cst.SimpleStatementLine) else ():
-                    if (isinstance(small, (cst.Assign, cst.AnnAssign)) and isinstance(small.value, cst.Dict)
+                for small in getattr(st, "body", ()) if type(st) is cst.SimpleStatementLine else ():
+                    if (type(small) in (cst.Assign, cst.AnnAssign) and type(small.value) is cst.Dict
                             and small.value.elements
                             and any(dotted(t) == "arg_constraints" for t in _targets(small))):
                         return True
@@ -288,12 +288,12 @@ class DistributionValidation(Rule):
         method of another file, declared `-> distributions.Normal`)."""
         if depth > 3:
             return False
-        if isinstance(expr, cst.Call) and dotted(expr.func) == "super" and not expr.args:
+        if type(expr) is cst.Call and dotted(expr.func) == "super" and not expr.args:
             func = self.ctx.function
             return func is not None and func.cls is not None and self._concrete_base(func.cls)
-        if isinstance(expr, cst.Call) and self._validating_call(expr, depth):
+        if type(expr) is cst.Call and self._validating_call(expr, depth):
             return True
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             func = self.ctx.function
             values = _bound(func, expr.value) if func is not None else []
             if values and all(self._validating_receiver(v, depth + 1) for v in values):
@@ -322,17 +322,17 @@ class DistributionValidation(Rule):
         return all(self._returned_validating(callee, r, depth + 1) for r in callee.returns)
 
     def _returned_validating(self, callee: FunctionInfo, expr: cst.BaseExpression, depth: int) -> bool:
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             values = _bound(callee, expr.value)
             return bool(values) and all(self._returned_validating(callee, v, depth + 1) for v in values)
-        return isinstance(expr, cst.Call) and depth <= 3 and self._validating_call(expr, depth)
+        return type(expr) is cst.Call and depth <= 3 and self._validating_call(expr, depth)
 
     def _local_function(self, func: cst.BaseExpression) -> Optional[FunctionInfo]:
         """The function of this file a call runs: ``helper(...)`` or ``self.method(...)``."""
         index = self.ctx.index
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             return index.module_functions.get(func.value)
-        if isinstance(func, cst.Attribute) and _on_self(func.value):
+        if type(func) is cst.Attribute and _on_self(func.value):
             cur = self.ctx.function
             while cur is not None and cur.cls is None:
                 cur = cur.parent
@@ -373,11 +373,11 @@ def _distribution_object(v) -> bool:
 
 def _on_self(expr: cst.BaseExpression) -> bool:
     """``self``, ``cls``, ``type(self)`` or ``self.__class__``."""
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         return expr.value in ("self", "cls")
-    if isinstance(expr, cst.Call) and dotted(expr.func) == "type" and len(expr.args) == 1:
+    if type(expr) is cst.Call and dotted(expr.func) == "type" and len(expr.args) == 1:
         return _on_self(expr.args[0].value)
-    return isinstance(expr, cst.Attribute) and expr.attr.value == "__class__" and _on_self(expr.value)
+    return type(expr) is cst.Attribute and expr.attr.value == "__class__" and _on_self(expr.value)
 
 
 def _is_class_ref(cls: ClassInfo, name: cst.Name) -> bool:
@@ -385,7 +385,7 @@ def _is_class_ref(cls: ClassInfo, name: cst.Name) -> bool:
 
 
 def _targets(small) -> List[cst.BaseExpression]:
-    if isinstance(small, cst.Assign):
+    if type(small) is cst.Assign:
         return [t.target for t in small.targets]
     return [small.target]
 
@@ -396,14 +396,14 @@ def _bound(func: FunctionInfo, name: str) -> List[cst.BaseExpression]:
     for b in func.bindings:
         if b[0] in ("assign", "annassign") and b[2] is not None:
             for t in b[1]:
-                if isinstance(t, cst.Name) and t.value == name:
+                if type(t) is cst.Name and t.value == name:
                     out.append(b[2])
-                elif isinstance(t, (cst.Tuple, cst.List)) and any(
-                        isinstance(e.value, cst.Name) and e.value.value == name for e in t.elements):
+                elif type(t) in (cst.Tuple, cst.List) and any(
+                        type(e.value) is cst.Name and e.value.value == name for e in t.elements):
                     return []  # unpacked from something else: unknown
         elif b[0] in ("for", "with", "import"):
             tgt = b[1]
-            if isinstance(tgt, cst.Name) and tgt.value == name or b[0] == "import" and tgt == name:
+            if type(tgt) is cst.Name and tgt.value == name or b[0] == "import" and tgt == name:
                 return []
     return out
 
@@ -413,10 +413,10 @@ def _forwards_false(init: FunctionInfo) -> bool:
     stack: List[cst.CSTNode] = [init.node.body]
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "__init__":
+        if type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value == "__init__":
             a = arg(n, None, "validate_args")
             if a is not None and is_false(a.value):
                 return True
-        if not isinstance(n, (cst.FunctionDef, cst.ClassDef)):
+        if type(n) not in (cst.FunctionDef, cst.ClassDef):
             stack.extend(n.children)
     return False

@@ -92,7 +92,7 @@ class GradScalerStep(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         f = node.func
-        if isinstance(f, cst.Attribute) and _reported(f.attr.value):
+        if type(f) is cst.Attribute and _reported(f.attr.value):
             v = self.ctx.value(f.value)
             if v.kind == GRAD_SCALER and v.device != CPU and not v.maybe:  # maybe: enabled by a condition
                 self.report(node, None if f.attr.value == "step" else MEASURED_MESSAGE.format(method=f.attr.value))

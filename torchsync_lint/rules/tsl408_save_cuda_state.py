@@ -90,12 +90,12 @@ class SaveCudaState(Rule):
     def _holds_gpu_state(self, expr: cst.BaseExpression, depth: int) -> bool:
         if depth > 4:
             return False
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in STATE_METHODS:
+        if type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in STATE_METHODS:
             return self.ctx.value(expr.func.value).kind not in (DICT, LIST, TUPLE)  # a module's, an optimizer's
-        if isinstance(expr, cst.Dict):
-            return any(isinstance(el, cst.DictElement) and self._holds_gpu_state(el.value, depth + 1)
+        if type(expr) is cst.Dict:
+            return any(type(el) is cst.DictElement and self._holds_gpu_state(el.value, depth + 1)
                        for el in expr.elements)
-        if isinstance(expr, (cst.List, cst.Tuple)):
+        if type(expr) in (cst.List, cst.Tuple):
             return any(self._holds_gpu_state(el.value, depth + 1) for el in expr.elements)
         return _gpu_value(self.ctx.value(expr))
 

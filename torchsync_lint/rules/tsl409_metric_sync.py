@@ -163,9 +163,9 @@ class MetricSync(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         f = node.func
-        if isinstance(f, cst.Attribute) and f.attr.value in METRIC_METHODS:
+        if type(f) is cst.Attribute and f.attr.value in METRIC_METHODS:
             method, receiver = f.attr.value, f.value
-        elif isinstance(f, (cst.Name, cst.Attribute)):
+        elif type(f) in (cst.Name, cst.Attribute):
             method, receiver = "forward", f  # metric(preds, target)
         else:
             return

@@ -124,7 +124,7 @@ class LoggerGpuTensor(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         f = node.func
-        if not isinstance(f, cst.Attribute) or f.attr.value == "Trainer":
+        if type(f) is not cst.Attribute or f.attr.value == "Trainer":
             if self.ctx.qualname(f) in data.LIGHTNING_TRAINERS:
                 self._trainer(node)
             return
@@ -165,8 +165,8 @@ class LoggerGpuTensor(Rule):
             self.report(node, PROG_BAR_MESSAGE.format(method=method))
 
     def _gpu(self, expr: cst.BaseExpression) -> bool:
-        if isinstance(expr, cst.Dict):
-            return any(isinstance(el, cst.DictElement) and self._gpu(el.value) for el in expr.elements)
+        if type(expr) is cst.Dict:
+            return any(type(el) is cst.DictElement and self._gpu(el.value) for el in expr.elements)
         v = self.ctx.value(expr)
         if v.kind == DICT:
             return v.item is not None and holds_gpu_tensor(v.item, evidence=True)

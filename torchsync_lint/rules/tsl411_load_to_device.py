@@ -85,12 +85,12 @@ class LoadToDevice(Rule):
             self.report(node)
 
     def _may_be_gpu(self, expr: cst.BaseExpression) -> bool:
-        if isinstance(expr, cst.SimpleString):
+        if type(expr) is cst.SimpleString:
             text = expr.evaluated_value
             return not (isinstance(text, str) and text.startswith(("cpu", "meta")))
-        if isinstance(expr, (cst.Lambda, cst.Dict)):
+        if type(expr) in (cst.Lambda, cst.Dict):
             return False  # `lambda storage, loc: storage` keeps the host; a dict remaps by name
-        if isinstance(expr, cst.Call) and self.ctx.qualname(expr.func) == "torch.device" and expr.args:
+        if type(expr) is cst.Call and self.ctx.qualname(expr.func) == "torch.device" and expr.args:
             return self._may_be_gpu(expr.args[0].value)
         v = self.ctx.value(expr)
         if v.kind in (DEVICE, STR, TENSOR):

@@ -81,9 +81,9 @@ class ModuleToDevice(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda")) or non_blocking(node):
+        if not (type(func) is cst.Attribute and func.attr.value in ("to", "cuda")) or non_blocking(node):
             return
-        if isinstance(func.value, cst.Call):
+        if type(func.value) is cst.Call:
             return  # `Net().to(d)`: built right here (TSL202 in per-step code)
         if self.ctx.function is not None and self.ctx.function.name in PER_CALL:
             return  # moved already after the first call: nothing to copy (a hot one is dropped anyway)
@@ -108,6 +108,6 @@ class ModuleToDevice(Rule):
 
 def _on_self(expr: cst.BaseExpression) -> bool:
     """``self`` or an attribute of it (``self.model``)."""
-    while isinstance(expr, cst.Attribute):
+    while type(expr) is cst.Attribute:
         expr = expr.value
-    return isinstance(expr, cst.Name) and expr.value == "self"
+    return type(expr) is cst.Name and expr.value == "self"
