@@ -13,6 +13,10 @@ import libcst as cst
 from torchsync_lint.rules._common import collect_ids
 
 
+# marks a name found falsy rather than of length 0 (a number is falsy too, and not empty)
+TRUTH = "?"
+
+
 def _len_of(e: cst.BaseExpression):
     """``len(name)`` -> name, else None."""
     if (type(e) is cst.Call and type(e.func) is cst.Name and e.func.value == "len" and len(e.args) == 1
@@ -32,12 +36,14 @@ _EMPTY_IF_FALSE = {(cst.GreaterThan, 0), (cst.NotEqual, 0), (cst.GreaterThanEqua
 
 
 def empty_when(test: cst.BaseExpression) -> Tuple[Set[str], Set[str]]:
-    """The names that are empty where ``test`` holds, and where it does not."""
+    """The names that are empty where ``test`` holds, and where it does not (``TRUTH`` + name:
+    falsy)."""
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         when_true, when_false = empty_when(test.expression)
         return when_false, when_true
     if type(test) is cst.Name:
-        return set(), {test.value}  # `x if b else ...`: b is empty (or None) in the else
+        # `x if b else ...`: b is falsy in the else (empty, if it is a sequence: the caller asks)
+        return set(), {TRUTH + test.value}
     name = _len_of(test)
     if name is not None:
         return set(), {name}
@@ -68,6 +74,10 @@ class EmptyBranches:
                 for i in ids:
                     self._empty.setdefault(i, set()).update(names)
 
-    def is_empty(self, node: cst.CSTNode) -> bool:
-        """``node`` is a plain name that its branch says is empty."""
-        return type(node) is cst.Name and node.value in self._empty.get(id(node), ())
+    def is_empty(self, node: cst.CSTNode, sequence: bool) -> bool:
+        """``node`` is a plain name that its branch says is empty: by its length, or (``sequence``:
+        it holds a list or tuple) by its truthiness."""
+        if type(node) is not cst.Name:
+            return False
+        names = self._empty.get(id(node), ())
+        return node.value in names or (sequence and TRUTH + node.value in names)

@@ -323,7 +323,8 @@ class HostTensorToDevice(Rule):
 
     def _host_data_on_device(self, call: cst.Call) -> bool:
         data = arg(call, 0, "data")
-        if data is not None and (empty_literal(data.value) or self._empty.is_empty(data.value)):
+        if data is not None and (empty_literal(data.value) or self._empty.is_empty(
+                data.value, sequence=self.ctx.value(data.value).kind in (LIST, TUPLE))):
             return False  # `torch.tensor([], device=d)`, or of a list a test found empty: no data to copy
         made = self.ctx.value(call)
         return made.kind == TENSOR and made.device != CPU and not self._data_on_device(call)
