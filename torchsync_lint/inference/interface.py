@@ -144,9 +144,7 @@ def _method_calls(index: FileIndex, evaluator: Evaluator) -> List[list]:
                     and key[5:] not in own.attrs):
                 # `self.process(batch)`: a method of the class, which subclasses in other files
                 # may override; the project hands the arguments to every override
-                args = [evaluator.argument(site.caller, call, a.value) for a in call.args if a.keyword is None]
-                kwargs = {a.keyword.value: evaluator.argument(site.caller, call, a.value)
-                          for a in call.args if a.keyword is not None}
+                args, kwargs = _arguments(evaluator, site.caller, call)
                 if any(_informative_argument(v) for v in list(args) + list(kwargs.values())):
                     out.append(["@self", own.key, key[5:], [to_data(v) for v in args],
                                 {k: to_data(v) for k, v in kwargs.items()}])
@@ -157,9 +155,7 @@ def _method_calls(index: FileIndex, evaluator: Evaluator) -> List[list]:
                     continue
             elif not (recv.kind == UNKNOWN and (recv.ref is not None or by_name.eligible(name))):
                 continue
-            arg_values = [evaluator.argument(site.caller, call, a.value) for a in call.args if a.keyword is None]
-            kw_values = {a.keyword.value: evaluator.argument(site.caller, call, a.value)
-                         for a in call.args if a.keyword is not None}
+            arg_values, kw_values = _arguments(evaluator, site.caller, call)
             if unplaced and not any(_informative_argument(v) for v in arg_values + list(kw_values.values())):
                 continue  # placed by name only: worth it where it passes something
             args = [to_data(v) for v in arg_values]
@@ -167,6 +163,13 @@ def _method_calls(index: FileIndex, evaluator: Evaluator) -> List[list]:
             # a receiver of unknown kind: the project's methods of that name (``by_name``)
             out.append(["@name", name, args, kwargs] if unplaced else ["@method", to_data(recv), name, args, kwargs])
     return out
+
+
+def _arguments(evaluator: Evaluator, caller, call):
+    """What a call passes: the positional arguments' values, and the keywords'."""
+    args = [evaluator.argument(caller, call, a.value) for a in call.args if a.keyword is None]
+    kwargs = {a.keyword.value: evaluator.argument(caller, call, a.value) for a in call.args if a.keyword is not None}
+    return args, kwargs
 
 
 def _informative_argument(v) -> bool:

@@ -128,10 +128,7 @@ class Summaries(CallSites):
                     passed = self._passed_tensor(func, name, at)
                     if passed is None and func.parent is None and (
                             not func.is_method or func.name == "__init__"):
-                        if self.project is not None:
-                            passed = self.project.param(func.key, name, at, tensors_only=True)
-                        if self.project is None or self.recorded is not None:
-                            self.open_params.add(func.key)  # callers in other files: the project pass asks
+                        passed = self._other_files_pass(func, name, at, tensors_only=True)
                     if passed is not None and passed.kind == TENSOR and not passed.assumed:
                         v = join_maybe(v, passed)
                 if (v.kind == TENSOR and v.device is None and not v.maybe and not self.assume_params
@@ -144,10 +141,7 @@ class Summaries(CallSites):
                     at = pos if param in positional else None
                     passed = self._passed(func, name, at)
                     if passed is None and func.parent is None and v.keys:  # a TypedDict: from other files too
-                        if self.project is not None:
-                            passed = self.project.param(func.key, name, at)
-                        if self.project is None or self.recorded is not None:
-                            self.open_params.add(func.key)
+                        passed = self._other_files_pass(func, name, at)
                     if passed is not None and (passed.kind == BATCH or passed.kind == DICT == v.kind and passed.keys):
                         v = passed  # a batch, or a dict whose keys the callers name (`dict(valid=mask)`)
                 if (v.kind in (MODULE, OBJECT) and v.assumed and v.cls is not None and not v.cls.startswith("torch.")
@@ -163,10 +157,8 @@ class Summaries(CallSites):
                     if v.kind == UNKNOWN and func.parent is None:
                         # what other files pass (functions and constructors they import, methods
                         # of instances they hold)
-                        if self.project is not None:
-                            v = self.project.param(func.key, name, pos if param in positional else None)
-                        if self.project is None or self.recorded is not None:
-                            self.open_params.add(func.key)  # callers may come later: the project pass asks
+                        got = self._other_files_pass(func, name, pos if param in positional else None)
+                        v = got if got is not None else v
                 if generic is not None and v.kind != MODULE:
                     v = generic
                 if (v.kind == UNKNOWN and v.ref is None and param.annotation is None
@@ -198,6 +190,14 @@ class Summaries(CallSites):
         if got is None:
             got = self._collate_memo = collate_names(self.index)
         return got
+
+    def _other_files_pass(self, func: FunctionInfo, name: str, pos: Optional[int],
+                          tensors_only: bool = False) -> Optional[Value]:
+        """What calls in other files pass for the parameter (``Project.param``; None without a
+        project), the function marked open: callers may come later, and the project pass asks."""
+        if self.project is None or self.recorded is not None:
+            self.open_params.add(func.key)
+        return self.project.param(func.key, name, pos, tensors_only) if self.project is not None else None
 
     def _entry_device(self, func: FunctionInfo, name: str, pos: Optional[int], default: Value) -> Value:
         """``def schedule(n, device="cpu")`` that no call in the project reaches: an entry point whose

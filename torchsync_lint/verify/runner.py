@@ -112,10 +112,12 @@ def _exit_text(code: Optional[int]) -> str:
     return f"exit code {code}"
 
 
-def _kill(proc) -> None:
-    if not isinstance(proc, subprocess.Popen):  # a fork server's child (``served.ServedProc``)
+def _signal_kill(proc) -> bool:
+    """SIGKILL a child (its process group: what it started too); True for a process of ours to
+    reap, False for a fork server's child (``served.ServedProc``), which its server reaps."""
+    if not isinstance(proc, subprocess.Popen):
         proc.kill()
-        return
+        return False
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError, OSError):
@@ -123,27 +125,23 @@ def _kill(proc) -> None:
             proc.kill()
         except OSError:
             pass
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
+    return True
+
+
+def _kill(proc) -> None:
+    if _signal_kill(proc):
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
 
 
 def _kill_later(proc) -> None:
     """End a child that finished its job now, and reap it on a thread: the end of a process that
     held a CUDA context takes the driver a while (half a second with eight on one GPU), which
     nothing of ours waits for."""
-    if not isinstance(proc, subprocess.Popen):
-        proc.kill()
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError, OSError):
-        try:
-            proc.kill()
-        except OSError:
-            pass
-    threading.Thread(target=proc.wait, name="tsl-verify-reap", daemon=True).start()
+    if _signal_kill(proc):
+        threading.Thread(target=proc.wait, name="tsl-verify-reap", daemon=True).start()
 
 
 class Started:
