@@ -39,6 +39,7 @@ from torchsync_lint.inference.values import (
     NDARRAY,
     OBJECT,
     SIZE,
+    STR,
     TENSOR,
     TENSOR_SEQ,
     TUPLE,
@@ -283,6 +284,8 @@ def _informative(v: Value, project: Optional[Project] = None) -> bool:
         return project.object_informative(v.cls, lambda x: _informative(x, project))
     if v.kind in (TENSOR, TENSOR_SEQ, MODULE, OBJECT, SIZE, NDARRAY, DEVICE, BATCH):
         return True
+    if v.kind == STR and v.device is not None:
+        return True  # "cpu" / "cuda" passed as a device decides where tensors made with it live
     if v.kind in (LIST, TUPLE, DICT):
         return bool(v.elts) or v.item is not None
     return False
