@@ -21,6 +21,7 @@ from torchsync_lint.inference.defs import (  # noqa: F401
     bound_names,
     target_names,
 )
+from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.values import (
     BATCH,
@@ -47,6 +48,7 @@ class CallSites:
         if not func.is_method:
             return self.index.call_sites.get(func.name, []) + self._indirect_sites(func) + self._stored_sites(func)
         sites = [s for s in self.index.call_sites.get("self." + func.name, []) if self._reaches(s.caller, func)]
+        sites += self.handed_on_sites("self." + func.name, func)  # `run_chunks(self.part, x)`
         if func.name == "__init__" and func.cls is not None:
             sites += self.index.call_sites.get(func.cls.name, [])
         if func.name == "forward" and func.cls is not None and func.cls.is_module:
@@ -116,36 +118,57 @@ class CallSites:
     def _held_calls(self) -> list:
         """(attribute, site, owning class) of every ``self.attr(...)`` call in a method where
         ``attr`` is an attribute of the class, not one of its methods, in the index's order:
-        ``_submodule_sites``' candidates, the same for every class asked about (listed once)."""
+        ``_submodule_sites``' candidates, the same for every class asked about (listed once).
+        ``checkpoint(self.attr, x)`` calls it too (a site that skips the function argument)."""
         got = self._held_call_list
         if got is None:
             got = self._held_call_list = []
             for name, sites in self.index.call_sites.items():
-                if not name.startswith("self."):
-                    continue
-                attr = name[5:]
+                checkpoint = not name.startswith("self.")
                 for site in sites:
+                    attr = name[5:]
+                    if checkpoint:
+                        if self.aliases.qualify(site.call.func) not in api.CALLS_FIRST_ARGUMENT or not site.call.args:
+                            break
+                        held = _handed_name(site.call.args[0].value)
+                        if held is None or not held.startswith("self.") or site.call.args[0].keyword is not None:
+                            continue
+                        attr, site = held[5:], CallSite(site.caller, site.call, -1)
                     owner = site.caller.cls if site.caller is not None else None
                     if owner is not None and attr not in owner.methods and attr in owner.attrs:
                         got.append((attr, site, owner))
         return got
 
     def _indirect_sites(self, func: FunctionInfo) -> list:
+        return self.handed_on_sites(func.name, func)
+
+    def handed_on_sites(self, name: str, func: Optional[FunctionInfo] = None) -> list:
         """Calls of a function through a name that holds it: ``fn = functools.partial(func, a)``
         then ``fn(x)`` (positions shifted by what the partial binds; the partial itself passes
         its keywords), and ``apply(func, x)`` where ``apply`` calls its parameter ``f(x)`` (or,
-        for a class, stores it as ``self.f`` and calls ``self.f(x)``)."""
-        refs = self._arg_refs().get(func.name)
+        for a class, stores it as ``self.f`` and calls ``self.f(x)``). ``name``: the function's
+        name here (``func``, this file's; None for one imported from another file), or
+        ``self.<method>`` for a bound method handed on; ``checkpoint(func, x)`` calls it too."""
+        refs = self._arg_refs().get(name)
         if not refs:
             return []
         out = []
+        bound_method = name.startswith("self.")
         for site, pos, kw in refs:
             caller = site.caller
-            if caller is not None and (func.name in bound_names(caller) or any(
-                    q.name.value == func.name for q in all_params(caller))):
+            if bound_method:
+                if func is None or caller is None or not self._reaches(caller, func):
+                    continue
+            elif caller is not None and (name in bound_names(caller) or any(
+                    q.name.value == name for q in all_params(caller))):
                 continue  # a local of the same name, not the function
             callee = site.call.func
-            if self.aliases.qualify(callee) == "functools.partial":
+            q = self.aliases.qualify(callee)
+            if q in api.CALLS_FIRST_ARGUMENT:
+                if pos == 0:
+                    out.append(CallSite(site.caller, site.call, -1))  # checkpoint(func, a, b) calls func(a, b)
+                continue
+            if q == "functools.partial":
                 if pos != 0:
                     continue
                 bound = sum(1 for a in site.call.args if a.keyword is None) - 1
@@ -195,8 +218,9 @@ class CallSites:
                     for a in site.call.args:
                         if a.star:
                             break
-                        if type(a.value) is cst.Name:
-                            got.setdefault(a.value.value, []).append(
+                        held = _handed_name(a.value)
+                        if held is not None:
+                            got.setdefault(held, []).append(
                                 (site, pos if a.keyword is None else None, a.keyword.value if a.keyword else None))
                         if a.keyword is None:
                             pos += 1
@@ -344,6 +368,15 @@ class CallSites:
         if name not in bound_names(caller):
             return self.params(caller).get(name)
         return None
+
+
+def _handed_name(expr: cst.BaseExpression) -> Optional[str]:
+    """``f`` or ``self.f`` passed as an argument: the name ``_arg_refs`` files it under."""
+    if type(expr) is cst.Name:
+        return expr.value
+    if type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == "self":
+        return "self." + expr.attr.value
+    return None
 
 
 def all_params(func: FunctionInfo) -> list:

@@ -11,6 +11,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from torchsync_lint import catalog
+from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference import torch_facts
 from torchsync_lint.inference.labels import COLD_METHODS, STEP_HOOKS, names_function  # noqa: F401  (re-exported)
 from torchsync_lint.inference.defs import (  # noqa: F401  (re-exported)
@@ -460,8 +461,8 @@ class FileIndex(cst.CSTVisitor):
             # `self.solver.step(t, y)`, `model.fit(x)`: a method of some object, which may be an
             # instance of a class of this file (decided when that method's parameters are asked)
             simple = "." + func.attr.value
-        elif key == "functools.partial":
-            simple = key  # what the partial binds, and where the function it wraps goes (summaries)
+        elif key == "functools.partial" or key in api.CALLS_FIRST_ARGUMENT:
+            simple = key  # what the partial binds (the checkpoint passes), and where the function goes
         if simple is not None:
             self.call_sites.setdefault(simple, []).append(CallSite(caller, node, 0))
 

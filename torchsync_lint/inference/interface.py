@@ -103,6 +103,7 @@ def extract(index: FileIndex, evaluator: Evaluator, summary: Optional[FileSummar
                   for a in call.args if a.keyword is not None}
         calls.append([q, args, kwargs])
     calls.extend(_method_calls(index, evaluator))
+    calls.extend(_handed_on_calls(index, evaluator))
     return {
         "format": FORMAT,
         "module": index.module_name,
@@ -165,6 +166,30 @@ def _method_calls(index: FileIndex, evaluator: Evaluator) -> List[list]:
     return out
 
 
+def _handed_on_calls(index: FileIndex, evaluator: Evaluator) -> List[list]:
+    """Functions of other project files that this file hands on rather than calls by name
+    (``fn = functools.partial(step, lim=0.5); fn(t)``, ``apply(step, t)`` where ``apply`` calls
+    its parameter, ``Runner(step)`` whose ``self.step(t)`` runs it): [qualname, args, kwargs] for
+    each call that runs it, ``None`` for the positions a partial binds (passed by its own entry)."""
+    out: List[list] = []
+    for name in sorted(evaluator._arg_refs()):
+        q = index.aliases.map.get(name)
+        if q is None or q.split(".")[0] in EXTERNAL_ROOTS or name in index.classes:
+            continue
+        for site in evaluator.handed_on_sites(name):
+            call = site.call
+            if len(call.args) > _MAX_CALL_ARGS:
+                continue
+            if any(a.star for a in call.args):
+                out.append([q, None, {}])
+                continue
+            args, kwargs = _arguments(evaluator, site.caller, call)
+            data = [to_data(v) for v in args]
+            data = data[1:] if site.offset < 0 else [None] * site.offset + data  # a partial's own call
+            out.append([q, data, {k: to_data(v) for k, v in kwargs.items()}])
+    return out
+
+
 def _arguments(evaluator: Evaluator, caller, call):
     """What a call passes: the positional arguments' values, and the keywords'."""
     args = [evaluator.argument(caller, call, a.value) for a in call.args if a.keyword is None]
@@ -173,8 +198,9 @@ def _arguments(evaluator: Evaluator, caller, call):
 
 
 def _informative_argument(v) -> bool:
-    """An argument that can change what a callee's rules decide: not a plain number or string."""
-    return v.ref is not None or v.kind not in (UNKNOWN, NUMBER, STR, NONE)
+    """An argument that can change what a callee's rules decide: not a plain number or string
+    (a string naming a device is one: tensors made with it live there)."""
+    return v.ref is not None or v.kind not in (UNKNOWN, NUMBER, STR, NONE) or (v.kind == STR and v.device is not None)
 
 
 def _base_key(index: FileIndex, base: str) -> str:

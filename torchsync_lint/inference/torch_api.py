@@ -167,6 +167,9 @@ HOST_BATCH_KEYWORD = ("return_tensors", "pt")
 # `pad_packed_sequence` returns (padded, lengths): the padded tensor where the packed data is,
 # the lengths on the CPU whatever that device (made from the CPU `batch_sizes`; tests/gpu checks).
 PAD_PACKED = frozenset(("torch.nn.utils.rnn.pad_packed_sequence",))
+# torch functions that call the function given first with the arguments that follow it
+# (gradient checkpointing: ``checkpoint(self.block, x, mask, use_reentrant=False)``)
+CALLS_FIRST_ARGUMENT = frozenset(("torch.utils.checkpoint.checkpoint",))
 DATA_LOADERS = frozenset(("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"))
 # Iterables that yield their first argument's items (progress bars, builtins).
 PASS_THROUGH_ITERABLES = frozenset(("tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm",
