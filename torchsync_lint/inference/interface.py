@@ -20,7 +20,7 @@ from torchsync_lint.inference import by_name
 from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference.evaluate import EXTERNAL_ROOTS, Evaluator
 from torchsync_lint.inference.callgraph import FileSummary, summary_from_data, summary_to_data  # noqa: F401
-from torchsync_lint.inference.switches import turns_validation_off
+from torchsync_lint.inference.switches import own_log_prob, turns_validation_off
 from torchsync_lint.inference.defs import is_property
 from torchsync_lint.inference.index import FileIndex
 from torchsync_lint.inference.values import (
@@ -114,6 +114,7 @@ def extract(index: FileIndex, evaluator: Evaluator, summary: Optional[FileSummar
         "calls": calls,
         "sets_default_device": evaluator.sets_default_device(),
         "validation_off": turns_validation_off(index),
+        "own_log_prob": own_log_prob(index),
         "summary": summary_to_data(summary) if summary is not None else None,
     }
 

@@ -46,9 +46,9 @@ class Project:
     def __init__(self, interfaces: Dict[str, dict], loader: Optional[Callable[[str], Optional[dict]]] = None,
                  calls: Optional[Dict[str, List[Tuple[list, dict]]]] = None,
                  sets_default_device: Optional[bool] = None, validation_off: Optional[bool] = None,
-                 tables: Optional["Project"] = None) -> None:
+                 own_log_prob: Optional[bool] = None, tables: Optional["Project"] = None) -> None:
         """``interfaces``: module name -> interface data; ``loader(module)`` finds one not given.
-        ``calls``, ``sets_default_device`` and ``validation_off``: what a whole run found over every file (the project
+        ``calls``, ``sets_default_device``, ``validation_off`` and ``own_log_prob``: what a whole run found over every file (the project
         index, ``run.project_index``), so a project loaded on demand answers as the whole one.
         ``tables``: a project over the first interfaces of ``interfaces`` (the same objects, in the
         same order: an earlier import wave's), whose key tables are copied, not built again."""
@@ -77,6 +77,9 @@ class Project:
         # some file turns distribution argument validation off (inference.switches)
         self.validation_off = any((i or {}).get("validation_off") for i in interfaces.values()) \
             if validation_off is None else validation_off
+        # some file has a `log_prob` of its own or builds distributions with `validate_args=False`
+        self.own_log_prob = any((i or {}).get("own_log_prob") for i in interfaces.values()) \
+            if own_log_prob is None else own_log_prob
 
     # -- interfaces ----------------------------------------------------------------------------
     def _add(self, iface: dict) -> None:
@@ -276,6 +279,8 @@ class Project:
         if kind == "validation_off":
             # an informative value (as the default device's), so files that asked are checked again
             return Value("device") if self.validation_off else UNKNOWN_VALUE
+        if kind == "own_log_prob":
+            return Value("device") if self.own_log_prob else UNKNOWN_VALUE
         if kind == "join":
             return join(self.deep(ref[1]), self.deep(ref[2]))
         if kind == "call":

@@ -52,3 +52,42 @@ def validation_off(evaluator, index) -> bool:
         return bool(getattr(project, "validation_off", False))
     evaluator.refs.add(("validation_off",))  # another file may turn it off: the project will tell
     return False
+
+
+# ``dist.log_prob(x)`` on a receiver inference cannot place: only torch's distributions (and
+# their subclasses) answer to this name, and they check the sample when validation is on
+BY_NAME_SAMPLE_CHECKS = frozenset(("log_prob",))
+
+
+def by_name_validates(evaluator, index, name: str) -> bool:
+    """``obj.<name>(x)`` of an unplaced receiver is a validating distribution's: no file of the
+    project has a ``log_prob`` of its own or builds a distribution with ``validate_args=False``
+    (there the unplaced ones may be built so), and none turns validation off. This file answers
+    first; the others through the project (a reference, as for ``validation_off``)."""
+    if name not in BY_NAME_SAMPLE_CHECKS or own_log_prob(index) or turns_validation_off(index):
+        return False
+    project = getattr(evaluator, "project", None)
+    if project is None:
+        evaluator.refs.add(("own_log_prob",))  # another file may have one: the project will tell
+        return True
+    if evaluator.recorded is not None:
+        evaluator.recorded[("own_log_prob",)] = project.resolve(("own_log_prob",))
+    return not project.own_log_prob
+
+
+def own_log_prob(index) -> bool:
+    """This file builds a distribution with ``validate_args=`` other than True/None, or defines a
+    ``log_prob`` in a class not derived (through the file's own classes) from a torch distribution."""
+    return index.validate_false or any(
+        "log_prob" in c.methods and not _distribution_class(c, index) for c in index.classes.values())
+
+
+def _distribution_class(cls, index, depth: int = 0) -> bool:
+    """A class of the file derived from a torch distribution (through the file's own classes)."""
+    for b in cls.bases:
+        if b.startswith("torch.distributions."):
+            return True
+        local = index.classes.get(b.split(".")[-1])
+        if local is not None and local is not cls and depth < 8 and _distribution_class(local, index, depth + 1):
+            return True
+    return False

@@ -7,8 +7,8 @@ import libcst as cst
 from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference.index import ClassInfo, FunctionInfo, any_base
 from torchsync_lint.inference.names import dotted
-from torchsync_lint.inference.switches import leaves_validation_on, validation_off
-from torchsync_lint.inference.values import CPU, FUNC, NUMBER, OBJECT, TENSOR
+from torchsync_lint.inference.switches import by_name_validates, leaves_validation_on, validation_off
+from torchsync_lint.inference.values import CPU, FUNC, NUMBER, OBJECT, TENSOR, UNKNOWN
 from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules import _fixes as fx
 from torchsync_lint.rules._common import arg, is_false
@@ -28,6 +28,11 @@ SAMPLE_CHECKING = frozenset(("log_prob", "cdf"))
 SAMPLE_MESSAGE = (
     "`{method}` of a distribution built with argument validation on checks the sample on the host "
     "(`_validate_sample`); build it with `validate_args=False`"
+)
+UNPLACED_MESSAGE = (
+    "`{method}` here can only be a `torch.distributions` distribution's (no class of the project "
+    "defines it), which checks the sample on the host (`_validate_sample`) unless built with "
+    "`validate_args=False`"
 )
 VALIDATE_SAMPLE_MESSAGE = (
     "`_validate_sample` checks the value against the support on the host whenever the distribution "
@@ -69,7 +74,10 @@ class DistributionValidation(Rule):
     `log_prob` / `cdf` of a distribution built with validation on (in the same function, or
     returned by a function of the file, also wrapped in `Independent`) is flagged as well, as is
     one that inference knows as a distribution: returned by a function of another file or by an
-    override, or declared `-> distributions.Normal` / `-> Distribution`. Calling a callable declared
+    override, or declared `-> distributions.Normal` / `-> Distribution`; and `dist.log_prob(x)` where
+    inference cannot say what `dist` is (a policy's output, a batch's field), since only torch's
+    distributions answer to that name, unless a class of the project outside them defines a
+    `log_prob` or some file builds a distribution with `validate_args=False`. Calling a callable declared
     to return a distribution (`dist_fn: Callable[[Tensor], Distribution]`) with arguments that may
     be on the GPU builds one, and is flagged where it is called.
 
@@ -152,12 +160,15 @@ class DistributionValidation(Rule):
                 if not self._validation_off_in_file():
                     self.report(node, VALIDATE_SAMPLE_MESSAGE)
                 return
-            if name in SAMPLE_CHECKING and node.args and self._validating_receiver(func.value):
+            if name in SAMPLE_CHECKING and node.args:
+                known = self._validating_receiver(func.value)
+                if not known and not self._unplaced_receiver(func.value, name):
+                    return
                 sample = self.ctx.value(node.args[0].value)
                 if sample.kind == NUMBER or (sample.kind == TENSOR and sample.device == CPU):
                     return
                 if not self._validation_off_in_file():
-                    self.report(node, SAMPLE_MESSAGE.format(method=name))
+                    self.report(node, (SAMPLE_MESSAGE if known else UNPLACED_MESSAGE).format(method=name))
                 return
         target = self._distribution_class(func)
         if target is None:
@@ -304,6 +315,18 @@ class DistributionValidation(Rule):
             # by hand: there `validate_args=False` may be how the declared ones are built
             return _distribution_object(v) and not (v.assumed and self.ctx.index.validate_false)
         return False
+
+    def _unplaced_receiver(self, expr: cst.BaseExpression, name: str) -> bool:
+        """``dist.log_prob(x)`` where inference cannot say what ``dist`` is (a policy's output,
+        a batch's field): only torch's distributions answer to the name where no project class
+        outside them defines it (``switches.by_name_validates``). Not a name that refers to a
+        module or another library's object (``stats.norm``)."""
+        if self.ctx.qualname(expr) is not None:
+            return False
+        v = self.ctx.value(expr)
+        if v.kind != UNKNOWN or v.ref is not None:
+            return False
+        return by_name_validates(self.ctx.evaluator, self.ctx.index, name)
 
     def _validating_call(self, call: cst.Call, depth: int) -> bool:
         q = self.ctx.qualname(call.func)

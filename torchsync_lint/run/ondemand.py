@@ -104,7 +104,8 @@ class OnDemand:
                     calls.setdefault(key, []).append((args, kwargs))
 
         self.project = Project({}, loader=self._load, calls=_LazyCalls(fill),
-                               sets_default_device=index.sets_default_device, validation_off=index.validation_off)
+                               sets_default_device=index.sets_default_device, validation_off=index.validation_off,
+                               own_log_prob=index.own_log_prob)
         self.computed = 0
         self._new_summaries: Dict[str, Optional[dict]] = {}
         for path in sorted(changed):

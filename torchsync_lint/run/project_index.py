@@ -15,6 +15,7 @@ it; ``write`` keeps it in the cache folder, one JSON file per rule selection and
   frequency labels of a stored report;
 - ``sets_default_device``: some file moves torch's default device.
 - ``validation_off``: some file turns distribution argument validation off.
+- ``own_log_prob``: some file defines a ``log_prob`` of its own or passes ``validate_args=False``.
 
 The call-graph summaries of every file go to a second file (``graph-*.json``), read only when
 the checked file's own summary (or another file's) differs from the indexed one, to walk the
@@ -150,7 +151,8 @@ def write(reports: List[FileReport], options: Options, hot: Iterable[str], cache
     write_json(index_file, {"key": ident, "data": {"format": FORMAT, "files": files, "hot": sorted(hot),
                                               "once": dict(sorted((once or {}).items())),
                                               "sets_default_device": project.sets_default_device,
-                                              "validation_off": project.validation_off}})
+                                              "validation_off": project.validation_off,
+                                              "own_log_prob": project.own_log_prob}})
     _write_selection(cache_dir, options, ident)
     for alt in _alternatives(options):
         if alt != options and index_id(alt) == ident:
@@ -169,6 +171,7 @@ class Index:
         self.once: Dict[str, str] = data["once"]  # CallGraph.once_map of the run
         self.sets_default_device: bool = data["sets_default_device"]
         self.validation_off: bool = data.get("validation_off", False)
+        self.own_log_prob: bool = data.get("own_log_prob", False)
         self.graph_file = graph_file
         self.modules: Dict[str, str] = {}
         for path, entry in self.files.items():

@@ -41,7 +41,7 @@ from torchsync_lint.inference.values import Value, to_data
 Dep = Tuple[str, ...]
 _UNSHARED = object()  # what ``_entry`` says of a lookup that is not a function, class or module
 # ``Project``'s plain attributes that answer for the whole project (tests check this is all)
-FLAGS = ("sets_default_device", "validation_off")
+FLAGS = ("sets_default_device", "validation_off", "own_log_prob")
 
 
 def _digest(data: object) -> str:
@@ -200,6 +200,15 @@ class TrackedProject(Project):
     @validation_off.setter
     def validation_off(self, value: bool) -> None:
         self._flags["validation_off"] = value
+
+    @property
+    def own_log_prob(self) -> bool:  # type: ignore[override]
+        self._note(("g", "own_log_prob"))
+        return self._flags["own_log_prob"]
+
+    @own_log_prob.setter
+    def own_log_prob(self, value: bool) -> None:
+        self._flags["own_log_prob"] = value
 
     def module(self, name: str) -> Optional[dict]:
         self._note(("m", name))
