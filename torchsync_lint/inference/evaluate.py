@@ -295,6 +295,15 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
         return UNKNOWN_VALUE
 
     # -- expressions -------------------------------------------------------------------------
+    def _instance_tested(self, e: cst.IfExp) -> Optional[Value]:
+        """The value of ``x`` in ``x if isinstance(x, Cls) else ...``: what a ``Cls`` annotation
+        gives (a project class's instance, a tensor); None where the test is another one."""
+        cls = _tested_class(e)
+        if cls is None:
+            return None
+        v = self.annotation_value(cls)
+        return v if v.kind not in (UNKNOWN, NONE) else None
+
     def infer(self, e: cst.BaseExpression, scope: Scope) -> Value:
         # exact node types (none of LibCST's has a subclass): ``isinstance`` against LibCST's
         # abstract-base metaclass costs ten times a type comparison, and this runs for every
@@ -381,10 +390,22 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
                 return t.with_(maybe=True) if NUMBER in kinds or type(e.operator) is cst.And else t
             return UNKNOWN_VALUE
         if typ is cst.IfExp:
-            return join(self.infer(e.body, scope), self.infer(e.orelse, scope))
+            body = self._instance_tested(e) or self.infer(e.body, scope)
+            return join(body, self.infer(e.orelse, scope))
         if typ is cst.NamedExpr:
             return self.infer(e.value, scope)
         return UNKNOWN_VALUE
+
+
+def _tested_class(e: cst.IfExp) -> Optional[cst.BaseExpression]:
+    """``x if isinstance(x, Cls) else make(x)``: the one class the branch taken has ``x`` be."""
+    test = e.test
+    if not (type(test) is cst.Call and type(test.func) is cst.Name and test.func.value == "isinstance"
+            and len(test.args) == 2 and type(e.body) is cst.Name and type(test.args[0].value) is cst.Name
+            and test.args[0].value.value == e.body.value):
+        return None
+    cls = test.args[1].value
+    return cls if type(cls) in (cst.Name, cst.Attribute) else None
 
 
 def _asks_for_host_tensors(call: cst.Call) -> bool:
