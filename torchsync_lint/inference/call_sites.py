@@ -22,6 +22,8 @@ from torchsync_lint.inference.defs import (  # noqa: F401
     target_names,
 )
 from torchsync_lint.inference import torch_api as api
+from torchsync_lint.inference.handed import HANDED
+from torchsync_lint.inference.roots import EXTERNAL_ROOTS
 from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.values import (
     BATCH,
@@ -298,6 +300,36 @@ class CallSites:
                 continue
             passed = self._passed_parameter(site.caller, arg.value)
             yield passed if passed is not None else self.argument(site.caller, site.call, arg.value)
+        for ref in self._handed_elsewhere(func, name, pos):
+            v = self._ref(ref)  # without the project: a reference the project pass answers
+            if v.kind != UNKNOWN:
+                yield v
+
+    def _handed_elsewhere(self, func: FunctionInfo, name: str, pos: Optional[int]) -> List[tuple]:
+        """References (``handed``) for ``func`` handed to a function or inherited method of another
+        file (``self.decode_autoregressive(decode_one, ...)``): what its body passes ``name``."""
+        if func.is_method:
+            return []
+        out: List[tuple] = []
+        for site, at, kw in self._arg_refs().get(func.name, ()):
+            caller = site.caller
+            if caller is not None and (func.name in bound_names(caller) or any(
+                    q.name.value == func.name for q in all_params(caller))):
+                continue  # a local of the same name
+            callee = site.call.func
+            targets: List[tuple] = []
+            if type(callee) is cst.Name:
+                q = self.aliases.qualify(callee)
+                if (q is not None and q.split(".")[0] not in EXTERNAL_ROOTS and callee.value not in self.index.classes
+                        and self._local_function(callee.value, self.module_scope()) is None):
+                    targets.append(("call", q))
+            elif (type(callee) is cst.Attribute and type(callee.value) is cst.Name and callee.value.value == "self"
+                  and caller is not None and caller.cls is not None
+                  and self.method(caller.cls, callee.attr.value) is None):
+                targets.extend(("method", b, callee.attr.value) for b in caller.cls.bases
+                               if b.split(".")[0] not in EXTERNAL_ROOTS and self.index.classes.get(b) is None)
+            out.extend((HANDED, t, at, kw, name, pos) for t in targets)
+        return out
 
     def _declared_class(self, func: FunctionInfo, name: str, i: int, positional: bool, static: bool,
                         v: Value) -> Value:

@@ -21,7 +21,7 @@ from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference.evaluate import EXTERNAL_ROOTS, Evaluator
 from torchsync_lint.inference.callgraph import FileSummary, summary_from_data, summary_to_data  # noqa: F401
 from torchsync_lint.inference.switches import own_log_prob, turns_validation_off
-from torchsync_lint.inference.defs import is_property
+from torchsync_lint.inference.defs import bound_names, is_property
 from torchsync_lint.inference.index import FileIndex
 from torchsync_lint.inference.values import (
     DEVICE,
@@ -57,6 +57,9 @@ def extract(index: FileIndex, evaluator: Evaluator, summary: Optional[FileSummar
     for key, f in index.functions.items():
         ret = evaluator.returns(f)
         entry = functions[key] = {"returns": to_data(ret)} if _keep(ret) or ret.kind == NONE else {}
+        handed = _param_calls(index, evaluator, f)
+        if handed:
+            entry["param_calls"] = handed
         if not f.returns or ret.kind in _SETTLED or not any(v.kind == UNKNOWN for v in evaluator.params(f).values()):
             continue
         # a tensor result only needs the host variant, and only while its device is open
@@ -164,6 +167,31 @@ def _method_calls(index: FileIndex, evaluator: Evaluator) -> List[list]:
             kwargs = {k: to_data(v) for k, v in kw_values.items()}
             # a receiver of unknown kind: the project's methods of that name (``by_name``)
             out.append(["@name", name, args, kwargs] if unplaced else ["@method", to_data(recv), name, args, kwargs])
+    return out
+
+
+def _param_calls(index: FileIndex, evaluator: Evaluator, f) -> List[list]:
+    """The calls ``f``'s body makes of its own parameters (a function handed to it, ``handed``):
+    [position (``self`` not counted), name, args, kwargs]; args None where a call unpacks ``*args``."""
+    p = f.node.params
+    names: List[tuple] = list(enumerate(q.name.value for q in list(p.posonly_params) + list(p.params)))
+    static = any(getattr(d.decorator, "value", None) == "staticmethod" for d in f.node.decorators)
+    if f.is_method and names and not static:
+        names = [(i - 1, n) for i, n in names[1:]]
+    names += [(None, q.name.value) for q in p.kwonly_params]
+    out: List[list] = []
+    bound = bound_names(f)
+    for i, name in names:
+        if name in bound:
+            continue
+        for site in index.call_sites.get(name, ()):
+            if site.caller is not f or len(site.call.args) > _MAX_CALL_ARGS:
+                continue
+            if any(a.star for a in site.call.args):
+                out.append([i, name, None, {}])
+                continue
+            args, kwargs = _arguments(evaluator, f, site.call)
+            out.append([i, name, [to_data(v) for v in args], {k: to_data(v) for k, v in kwargs.items()}])
     return out
 
 

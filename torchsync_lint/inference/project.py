@@ -19,6 +19,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from torchsync_lint.inference import by_name
 from torchsync_lint.inference.by_name import BY_NAME
+from torchsync_lint.inference.handed import HANDED, handed_value
 from torchsync_lint.inference.roots import DICT_CLASSES, EXTERNAL_ROOTS
 from torchsync_lint.inference.values import (
     CPU,
@@ -281,6 +282,8 @@ class Project:
             return Value("device") if self.validation_off else UNKNOWN_VALUE
         if kind == "own_log_prob":
             return Value("device") if self.own_log_prob else UNKNOWN_VALUE
+        if kind == HANDED:
+            return handed_value(self, ref)
         if kind == "join":
             return join(self.deep(ref[1]), self.deep(ref[2]))
         if kind == "call":
@@ -334,6 +337,10 @@ class Project:
                     return from_data(iface["values"][name])
             return UNKNOWN_VALUE
         return UNKNOWN_VALUE
+
+    def function_data(self, key: str) -> Optional[dict]:
+        entry = self._functions.get(key)
+        return entry[1] if entry is not None else None
 
     def _returns(self, key: str, flag: Optional[str] = None) -> Value:
         """What a function returns; with a flag, for a call that passes tensors (see
