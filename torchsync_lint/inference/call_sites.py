@@ -374,7 +374,16 @@ class CallSites:
             before = self._scope_before(caller, call, expr.value)
             if before is not None:
                 return self.infer(expr, before)
-        return self.infer(expr, self.summary_scope(caller) if caller is not None else self.module_scope())
+        scope = self.summary_scope(caller) if caller is not None else self.module_scope()
+        comps = self.index.comp_calls.get(id(call))
+        if comps:  # `[helper(x) for x in xs]`: the comprehensions' variables, as they iterate
+            scope = Scope(scope.func, scope, {})
+            for comp in comps:
+                f = comp.for_in
+                while f is not None:
+                    self.bind(f.target, self.iter_element(f.iter, scope), scope)
+                    f = f.inner_for_in
+        return self.infer(expr, scope)
 
     def _scope_before(self, func: FunctionInfo, call: cst.Call, name: str) -> Optional[Scope]:
         """The function's names just before the assignment of ``call``'s result to ``name``

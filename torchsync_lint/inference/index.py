@@ -81,6 +81,10 @@ class FileIndex(cst.CSTVisitor):
         # device (`for x, y in loader: x = x.to(device) ... loss.backward()`): whatever their
         # type, they yield host batches
         self.batch_iters: Set[int] = set()
+        # id() of a call inside comprehensions -> those comprehensions, outermost first: what their
+        # variables hold where the call passes them (``[helper(x) for x in xs]``)
+        self.comp_calls: Dict[int, Tuple[cst.CSTNode, ...]] = {}
+        self._comps: List[cst.CSTNode] = []
         self._loop_moved: Dict[int, Set[str]] = {}  # open for loop -> names moved to a device in it
         self._for_targets: List[tuple] = []  # open for loops of this function: (node, names bound)
         # calls in a for loop that pass the loop's target: id(loop) -> [(callee key, position, keyword)];
@@ -266,6 +270,30 @@ class FileIndex(cst.CSTVisitor):
                 it = it.args[0].value
                 self.loop_passes[id(it)] = passes
 
+    def visit_ListComp(self, node: cst.ListComp) -> None:
+        self._comps.append(node)
+
+    def leave_ListComp(self, node: cst.ListComp) -> None:
+        self._comps.pop()
+
+    def visit_SetComp(self, node: cst.SetComp) -> None:
+        self._comps.append(node)
+
+    def leave_SetComp(self, node: cst.SetComp) -> None:
+        self._comps.pop()
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
+        self._comps.append(node)
+
+    def leave_GeneratorExp(self, node: cst.GeneratorExp) -> None:
+        self._comps.pop()
+
+    def visit_DictComp(self, node: cst.DictComp) -> None:
+        self._comps.append(node)
+
+    def leave_DictComp(self, node: cst.DictComp) -> None:
+        self._comps.pop()
+
     def visit_CompFor(self, node: cst.CompFor) -> None:
         self._note_sources(node.iter, node.target)
 
@@ -371,6 +399,8 @@ class FileIndex(cst.CSTVisitor):
             self._loop_calls[-1].extend(calls)
 
     def visit_Call(self, node: cst.Call) -> None:
+        if self._comps and node.args:
+            self.comp_calls[id(node)] = tuple(self._comps)
         if not self.validate_false:
             for a in node.args:
                 if a.keyword is not None and a.keyword.value == "validate_args" and not leaves_validation_on(a.value):

@@ -18,7 +18,4 @@ class AutoRegressive(nn.Module):
 
 
 def apply_each(fn, xs):
-    out = []
-    for x in xs:
-        out.append(fn(x, limit=0.5))
-    return out
+    return [fn(x, limit=0.5) for x in xs]  # the comprehension's `x`: what `xs` holds
