@@ -70,9 +70,10 @@ def test_an_edited_file_loads_the_checker(tmp_path):
     _run(root, "--format", "json", ".")
     helper = root / "src" / "detkit" / "ops" / "host.py"
     helper.write_text(helper.read_text() + "\n\ndef _added(x):\n    return x\n")
-    edited = _run(root, "--format", "json", ".")
+    edited = _run(root, "--format", "json", "--jobs", "1", ".")
     assert "torchsync_lint.check.file" in edited["modules"]
     assert "torchsync_lint.adopt.fixes" not in edited["modules"]  # the fixes only for --fix
+    assert "concurrent.futures.process" not in edited["modules"]  # no pool without --jobs > 1
     fresh = _run(root, "--format", "json", "--no-cache", ".")
     assert edited["out"] == fresh["out"]
 
