@@ -128,3 +128,29 @@ def test_gitignore_negation_and_classes_in_excludes_and_per_file_ignores(project
     for rel in ("gen/a.py", "gen/keep.py", "model1.py", "modelx.py"):
         write(project, rel)
     assert linted(capsys, ".") == [os.path.normpath("gen/keep.py"), "modelx.py"]
+
+
+def test_name_only_excludes_match_as_pathspec_does():
+    """``globs.matcher`` tests each part of a path for patterns that are names alone (the default
+    excludes) instead of asking pathspec: the same answer for every path, folders included; any
+    other pattern goes to pathspec."""
+    import random
+
+    import pathspec
+
+    from torchsync_lint.check import globs
+    from torchsync_lint.config import DEFAULT_EXCLUDE
+
+    names = ["build", "src", "a.egg-info", ".git", "x.py", "test_a.py", "venv", "a b", "buildx", "xbuild",
+             ".venv", "node_modules", "__pycache__", "dist", "m.pyi", "x_y_z", ".eggs", "ab"]
+    plain = list(DEFAULT_EXCLUDE) + ["x*y", "*", "a b", "*.py", "test_*", "_*_"]
+    assert all(globs._NAME_ONLY.match(p) for p in plain)
+    other = ["a/b", "/build", "build/", "!x", "#c", "a?", "[ab]", "**", "a**", " x", "x ", "a\\b", "**/x"]
+    assert not any(globs._NAME_ONLY.match(p) for p in other)
+    rng = random.Random(7)
+    for _ in range(1500):
+        pats = tuple(rng.sample(plain + other, rng.randint(0, 5)))
+        fast, slow = globs.matcher(pats), pathspec.GitIgnoreSpec.from_lines(pats).match_file
+        for _ in range(10):
+            rel = "/".join(rng.choice(names) for _ in range(rng.randint(1, 4))) + rng.choice(["", "/"])
+            assert fast(rel) == slow(rel), (pats, rel)

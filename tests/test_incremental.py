@@ -271,3 +271,23 @@ def test_memoised_lookups_record_what_computing_them_records():
             project._probe = None
         assert seen[0] == seen[1] and seen[0][1]
     assert project.locate("m.A.g") == ("function", "m.b.B.g")
+
+
+def test_cached_reports_decode_their_resolved_references_alike(monkeypatch):
+    """``report_data`` decodes a value once per JSON text: equal to decoding it afresh, shared
+    between reports (values are frozen), and the memo stays bounded."""
+    from torchsync_lint.check.report import FileReport
+    from torchsync_lint.inference.values import TENSOR, Value, from_data, to_data
+    from torchsync_lint.run import report_data
+
+    ref = ("call", "pkg.helpers.mask")
+    value = Value(TENSOR, device="cuda", elts=(Value(TENSOR),), ref=None, zero_dim=True)
+    report = FileReport("a.py", refs={ref}, ref_values={ref: value})
+    data = report_data.to_json(report)
+    first = report_data.from_json(data, FileReport)
+    second = report_data.from_json(data, FileReport)
+    assert first.ref_values == {ref: value} == {ref: from_data(to_data(value))}
+    assert first.ref_values[ref] is second.ref_values[ref] and first.refs == {ref}
+    monkeypatch.setattr(report_data, "_DECODED", {str(i): value for i in range(65536)})
+    report_data.from_json(data, FileReport)
+    assert len(report_data._DECODED) == 1

@@ -160,13 +160,13 @@ def test_the_cache_stays_bounded_over_edits_and_a_warm_run_still_hits(tmp_path, 
 def test_pruning_with_the_keys_just_written_keeps_what_reading_them_back_keeps(tmp_path, monkeypatch):
     """A run hands ``cache_prune`` the keys its index lists (not read back from the file it just
     wrote): the same entries live as when every index is read."""
-    from torchsync_lint.run import cache_prune, project_index
+    from torchsync_lint.run import cache_prune, index_write
 
     root = _copy("crossfile", tmp_path)
     cache = str(root / ".torchsync_cache")
     written = []
-    real = project_index.write
-    monkeypatch.setattr(project_index, "write", lambda *a, **k: written.append(real(*a, **k)) or written[-1])
+    real = index_write.write
+    monkeypatch.setattr(index_write, "write", lambda *a, **k: written.append(real(*a, **k)) or written[-1])
     _cli(root)
     name, keys = written[-1]
     assert name.startswith("graph-") and keys

@@ -11,7 +11,7 @@ import pytest
 from torchsync_lint import lint_paths
 from torchsync_lint.config import Config
 from torchsync_lint.run import kept as kept_mod
-from torchsync_lint.run import project_pass, second_pass, tree
+from torchsync_lint.run import checked_run, project_pass, second_pass
 
 PROJECTS = Path(__file__).parent / "projects"
 
@@ -86,7 +86,7 @@ def _lint(paths, monkeypatch, skip: bool):
         made.append(got is not None)
         return got
 
-    monkeypatch.setattr(tree, "project_pass", keep_interfaces)
+    monkeypatch.setattr(checked_run, "project_pass", keep_interfaces)
     monkeypatch.setattr(project_pass, "reuse", reuse)
     result = lint_paths([str(p) for p in paths], Config(include_cold=True, respect_gitignore=False), jobs=1)
     findings = sorted((f.path, f.line, f.col, f.code, f.message) for f in result.findings)

@@ -9,9 +9,15 @@ trailing ``/`` matches folders only.
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import re
 from functools import lru_cache
-from typing import Tuple
+from typing import Callable, Tuple
+
+# a pattern that is a name alone: no slash, escape, class, negation, comment, '?', '**' or outer
+# space; gitignore matches it against each part of a path, as ``fnmatchcase`` matches a name
+_NAME_ONLY = re.compile(r"^(?!.*\*\*)[^/\\\[\]?!#\s](?:[^/\\\[\]?]*[^/\\\[\]?\s])?$")
 
 
 @lru_cache(maxsize=1024)
@@ -30,3 +36,16 @@ def relative(path: str, root: str) -> str:
     while rel.startswith("../"):
         rel = rel[3:]
     return "" if rel in (".", "..") else rel
+
+
+@lru_cache(maxsize=1024)
+def matcher(patterns: Tuple[str, ...]) -> Callable[[str], bool]:
+    """``spec(patterns).match_file``; where every pattern is a name alone (the default excludes:
+    ``build``, ``*.egg-info``), a test of each part of the path instead, which needs neither
+    pathspec's import nor its per-path matching (a run's file walk asks for every folder and file)."""
+    if not all(_NAME_ONLY.match(p) for p in patterns):
+        return spec(patterns).match_file
+    if not patterns:
+        return lambda rel: False
+    name = re.compile("|".join(fnmatch.translate(p) for p in patterns)).match
+    return lambda rel: any(name(part) for part in rel.split("/") if part)

@@ -12,22 +12,14 @@ from typing import List, Optional
 
 from torchsync_lint import __version__
 from torchsync_lint.adopt.baseline import BaselineError
-from torchsync_lint.check.lint_source import lint_source
-from torchsync_lint.check.noqa import META_RULES
-from torchsync_lint.cli import add_noqa as add_noqa_command
-from torchsync_lint.cli import catalog as catalog_command
-from torchsync_lint.cli import fix as fix_command
 from torchsync_lint.cli import lint as lint_command
-from torchsync_lint.cli import trace as trace_command
-from torchsync_lint import server as server_command
-from torchsync_lint.cli.docgen import meta_markdown, rule_markdown
-from torchsync_lint.cli.output import FORMATS, Extras, render, statistics
+from torchsync_lint.cli.output import FORMATS
+from torchsync_lint.cli.report import (EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, error as _error, on_fix as _on_fix,
+                                       report, stdout_failed as _stdout_failed, write_stdout)
 from torchsync_lint.config import Config, ConfigError, RuleSelection
-from torchsync_lint.finding import LintResult
-from torchsync_lint.rules.registry import all_rules, rule_by_key
-from torchsync_lint.run import workers
+from torchsync_lint.run import interrupt
 from torchsync_lint.run.files import iter_python_files
-from torchsync_lint.run.ondemand import project_root
+from torchsync_lint.run.roots import project_root
 from torchsync_lint.run.settings import apply_selection, check_code, find_pyproject, load
 from torchsync_lint.verify import cli_verify, summary
 from torchsync_lint.verify import prestart as verify_prestart
@@ -36,7 +28,11 @@ from torchsync_lint.verify.cli_options import add_arguments as add_verify_argume
 from torchsync_lint.verify.cli_options import normalize_argv
 from torchsync_lint.verify.cli_options import wanted as verify_wanted
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+# Each command's own module (``trace``, ``catalog``, ``server``, ``explain``, ``fix``,
+# ``add_noqa``) is imported when that command runs, as Ruff keeps a file per command: a lint
+# answered from the cache imports neither the parser nor a rule (tests/test_startup.py).
+
+__all__ = ["EXIT_CLEAN", "EXIT_ERROR", "EXIT_FINDINGS", "build_parser", "main", "report", "write_stdout"]
 
 
 def _codes(text: str) -> List[str]:
@@ -131,32 +127,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _error(message: str) -> int:
-    print(f"torchsync-lint: error: {message}", file=sys.stderr)
-    return EXIT_ERROR
-
-
-def explain(key: str) -> int:
-    for meta in META_RULES:  # codes about comments (TSL901): listed by --list-rules, explained here
-        if key.upper() == meta.code or key == meta.name:
-            sys.stdout.write(meta_markdown(meta))
-            return EXIT_CLEAN
-    try:
-        rule = rule_by_key(key)
-    except KeyError:
-        return _error(f"unknown rule {key!r} (see --list-rules)")
-    sys.stdout.write(rule_markdown(rule))
-    return EXIT_CLEAN
-
-
-def list_rules() -> int:
-    rules = {**all_rules(), **{r.code: r for r in META_RULES}}
-    for code, rule in sorted(rules.items()):
-        flag = "" if rule.default_enabled else " (off by default)"
-        print(f"{code}  {rule.name:32} {rule.message}{flag}")
-    return EXIT_CLEAN
-
-
 def configure(args: argparse.Namespace) -> Config:
     """pyproject settings (nearest to the first path), then the command line's. Raises ConfigError."""
     if args.config and not os.path.isfile(args.config):
@@ -184,52 +154,6 @@ def configure(args: argparse.Namespace) -> Config:
     return config
 
 
-def report(args: argparse.Namespace, result: LintResult, extras: Optional[Extras] = None) -> int:
-    """Print findings (stdout or --output-file) and file errors (stderr); the exit code."""
-    for err in result.errors:
-        print(str(err), file=sys.stderr)
-    extras = extras or Extras()
-    if getattr(args, "quiet", False):
-        extras.summary = False
-    out = (statistics(result.findings, args.format) if getattr(args, "statistics", False)
-           else render(args.format, result.findings, result.errors, extras))
-    if getattr(args, "output_file", None):
-        try:
-            with open(args.output_file, "w", encoding="utf-8") as fh:
-                fh.write(out)
-        except OSError as exc:
-            return _error(f"{args.output_file}: cannot write: {exc.strerror or exc}")
-    else:
-        try:
-            write_stdout(out)
-        except OSError as exc:
-            return _stdout_failed(exc)
-    if result.errors:
-        return EXIT_ERROR
-    if result.findings and not args.exit_zero:
-        return EXIT_FINDINGS
-    return EXIT_CLEAN
-
-
-def write_stdout(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()  # here, where a closed pipe or a full disk can be answered
-
-
-def _stdout_failed(exc: OSError) -> int:
-    """stdout cannot take the report: a reader that went away (``| head``) ends the run quietly,
-    exit 0, as other command-line tools do; anything else (a full disk) is one line, exit 2.
-    Either way stdout is pointed at /dev/null, so that the interpreter's last flush cannot fail."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):
-        pass
-    if isinstance(exc, BrokenPipeError) or exc.errno == errno.EPIPE:
-        return EXIT_CLEAN
-    return _error(f"cannot write the report: {exc.strerror or exc}")
-
-
 def main(argv: Optional[List[str]] = None, early: Optional[list] = None) -> int:
     """The command. Ctrl-C and SIGTERM end it with one line, exit 130 or 143, and no worker left.
     ``early``: ``--verify``'s children the console script started before this module's imports
@@ -249,7 +173,7 @@ def main(argv: Optional[List[str]] = None, early: Optional[list] = None) -> int:
 
 def _main_guarded(argv: Optional[List[str]], early: list) -> int:
     try:
-        with workers.terminate_as_exception():
+        with interrupt.terminate_as_exception():
             code = _main(argv, early)
             sys.stdout.flush()
             return code
@@ -262,7 +186,7 @@ def _main_guarded(argv: Optional[List[str]], early: list) -> int:
     except KeyboardInterrupt:
         print("torchsync-lint: interrupted", file=sys.stderr)
         return 130
-    except workers.Terminated:
+    except interrupt.Terminated:
         print("torchsync-lint: terminated", file=sys.stderr)
         return 143
 
@@ -270,20 +194,26 @@ def _main_guarded(argv: Optional[List[str]], early: list) -> int:
 def _main(argv: Optional[List[str]], early: list) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["trace"]:  # `torchsync-lint trace ... -- python train.py`
+        from torchsync_lint.cli import trace as trace_command  # each command's module when it runs (start-up)
+
         return trace_command.main(argv[1:])
     if argv[:1] == ["catalog"]:  # `torchsync-lint catalog --module mylib.ops`
+        from torchsync_lint.cli import catalog as catalog_command  # each command's module when it runs (start-up)
+
         return catalog_command.main(argv[1:])
     if argv[:1] == ["server"]:  # `torchsync-lint server`: the language server (LSP over stdio)
+        from torchsync_lint import server as server_command  # each command's module when it runs (start-up)
+
         return server_command.main(argv[1:])
     parser = build_parser()
     try:
         args = parser.parse_args(normalize_argv(sys.argv[1:] if argv is None else list(argv)))
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 for --help/--version
         return exc.code if isinstance(exc.code, int) else EXIT_ERROR
-    if args.explain:
-        return explain(args.explain)
-    if args.list_rules:
-        return list_rules()
+    if args.explain or args.list_rules:
+        from torchsync_lint.cli import explain  # reads the rules themselves: only for these two (start-up)
+
+        return explain.explain(args.explain) if args.explain else explain.list_rules()
     if not args.paths and args.stdin_filename:
         args.paths = ["-"]
     if not args.paths:
@@ -335,10 +265,12 @@ def _lint_and_report(args: argparse.Namespace, config: Config, known, linted: Li
     except lint_command.UsageError as exc:
         return _error(str(exc))
     err = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
-    if args.paths == [lint_command.STDIN] and (args.fix or args.diff):
-        return fix_stdin(args, config, result, sources, known, err)
     fixed = None
     if args.fix or args.diff:  # rewrite the files, then report what is left (or print the diff)
+        from torchsync_lint.cli import fix as fix_command  # the fixes (and LibCST) only for a fix (start-up)
+
+        if args.paths == [lint_command.STDIN]:
+            return fix_command.stdin_command(args, config, result, sources, known, err)
         fixed = fix_command.run(args, config, result, err)
         if fixed.code is not None:
             return fixed.code
@@ -350,6 +282,8 @@ def _lint_and_report(args: argparse.Namespace, config: Config, known, linted: Li
             return EXIT_ERROR if result.errors else _on_fix(args, fixed.total, EXIT_CLEAN)
         result, sources = lint_command.lint(args, config, note)
     if args.add_noqa:
+        from torchsync_lint.cli import add_noqa as add_noqa_command  # each command's module when it runs (start-up)
+
         return add_noqa_command.write_noqa(result)
     if not result.files_checked and not result.errors and not args.quiet and lint_command.STDIN not in args.paths:
         where = ", ".join(args.paths)
@@ -373,60 +307,6 @@ def _lint_and_report(args: argparse.Namespace, config: Config, known, linted: Li
         return status
     status = report(args, result, extras)
     return _on_fix(args, fixed.total if fixed is not None else 0, status)
-
-
-def _on_fix(args: argparse.Namespace, applied: int, status: int) -> int:
-    """``--exit-non-zero-on-fix``: a run that fixed something exits 1 at least."""
-    if args.exit_non_zero_on_fix and applied and status == EXIT_CLEAN:
-        return EXIT_FINDINGS
-    return status
-
-
-def fix_stdin(args, config, result, sources, known, err) -> int:
-    """``--fix`` / ``--fix-only`` / ``--diff`` on the buffer read from stdin (Ruff's contract, which
-    editors rely on): the whole fixed buffer on stdout (a diff with ``--diff``), what is left on
-    stderr, the file of that name on disk never read or written. A buffer that cannot be fixed is
-    given back unchanged, byte for byte, so an editor that replaces its text with stdout loses nothing."""
-    name = args.stdin_filename or lint_command.STDIN
-    source = sources.text.get(name)
-    for e in result.errors:
-        err(str(e))
-    fixed = fix_command.fix_stdin(args, config, result, name, source, err)
-    try:
-        if args.diff:
-            write_stdout(fix_command.stdin_diff(name, source or "", fixed.text))
-        elif fixed.error is not None or source is None:
-            sys.stdout.buffer.write(sources.raw.get(name, b""))
-            sys.stdout.flush()
-        else:
-            write_stdout(fixed.text)
-    except OSError as exc:
-        return _stdout_failed(exc)
-    if fixed.error is not None or result.errors:
-        return EXIT_ERROR
-    applied = sum(fixed.counts.values())
-    if args.show_fixes and not args.diff:
-        fix_command.show_fixes({name: fixed.counts}, err)
-    if args.diff:
-        return EXIT_FINDINGS if fixed.text != source else EXIT_CLEAN
-    if args.fix_only:
-        return _on_fix(args, applied, EXIT_CLEAN)
-    # what is left, on stderr (stdout holds the buffer)
-    try:
-        left = lint_source(fixed.text, name, config)
-    except (SyntaxError, RecursionError):
-        left = []
-    rest = LintResult(findings=left, files_checked=1)
-    sources.text[name] = fixed.text
-    try:
-        extras = lint_command.finish(args, config, rest, sources, known)
-    except BaselineError as exc:
-        return _error(str(exc))
-    extras.summary = False
-    if rest.findings and not args.quiet:
-        sys.stderr.write(render("text", rest.findings, [], extras))
-    status = EXIT_FINDINGS if rest.findings and not args.exit_zero else EXIT_CLEAN
-    return _on_fix(args, applied, status)
 
 
 def show_settings(args: argparse.Namespace, config: Config) -> int:

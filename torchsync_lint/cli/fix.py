@@ -1,7 +1,8 @@
 """The ``--fix`` / ``--fix-only`` / ``--diff`` command: apply what the findings' fixes describe
 (``adopt.fixes``, which computes every fix again from the text it rewrites) to the files and write
-them, or print the diff. For stdin (``--stdin-filename NAME -``, as editors call it) the buffer is
-fixed instead: the whole fixed text goes to stdout and the file NAME on disk is never touched."""
+them, or print the diff (``run``). For stdin (``--stdin-filename NAME -``, as editors call it) the
+buffer is fixed instead (``stdin_command``): the whole fixed text goes to stdout and the file NAME
+on disk is never touched. The command imports this module only when it fixes (LibCST comes with it)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,15 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional
 
+from torchsync_lint.adopt.baseline import BaselineError
 from torchsync_lint.adopt.fixes import FileFix, fix_file, fix_source, summary, unified_diff, wanted
-from torchsync_lint.rules.registry import all_rules
+from torchsync_lint.check.lint_source import lint_source
+from torchsync_lint.cli import lint as lint_command
+from torchsync_lint.cli.output import render
+from torchsync_lint.cli.report import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, error, on_fix, stdout_failed, write_stdout
+from torchsync_lint.finding import LintResult
 from torchsync_lint.run.ondemand import project_for
+from torchsync_lint.run.settings import rule_info
 
 
 @dataclass
@@ -57,7 +64,7 @@ def show_fixes(applied: Dict[str, Counter], err: Callable[[str], None]) -> None:
     total = sum(sum(c.values()) for c in applied.values())
     if not total:
         return
-    names = {code: rule.name for code, rule in all_rules().items()}
+    names = {code: rule.name for code, rule in rule_info().items()}
     lines = [f"Fixed {total} finding{'s' if total != 1 else ''}:"]
     for path, counts in sorted(applied.items()):
         if counts:
@@ -136,3 +143,50 @@ def fix_stdin(args, config, result, name: str, source: Optional[str], err) -> St
 def stdin_diff(name: str, before: str, after: str) -> str:
     return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
                                         fromfile=name, tofile=name))
+
+
+def stdin_command(args, config, result, sources, known, err) -> int:
+    """``--fix`` / ``--fix-only`` / ``--diff`` on the buffer read from stdin (Ruff's contract, which
+    editors rely on): the whole fixed buffer on stdout (a diff with ``--diff``), what is left on
+    stderr, the file of that name on disk never read or written. A buffer that cannot be fixed is
+    given back unchanged, byte for byte, so an editor that replaces its text with stdout loses nothing."""
+    name = args.stdin_filename or lint_command.STDIN
+    source = sources.text.get(name)
+    for e in result.errors:
+        err(str(e))
+    fixed = fix_stdin(args, config, result, name, source, err)
+    try:
+        if args.diff:
+            write_stdout(stdin_diff(name, source or "", fixed.text))
+        elif fixed.error is not None or source is None:
+            sys.stdout.buffer.write(sources.raw.get(name, b""))
+            sys.stdout.flush()
+        else:
+            write_stdout(fixed.text)
+    except OSError as exc:
+        return stdout_failed(exc)
+    if fixed.error is not None or result.errors:
+        return EXIT_ERROR
+    applied = sum(fixed.counts.values())
+    if args.show_fixes and not args.diff:
+        show_fixes({name: fixed.counts}, err)
+    if args.diff:
+        return EXIT_FINDINGS if fixed.text != source else EXIT_CLEAN
+    if args.fix_only:
+        return on_fix(args, applied, EXIT_CLEAN)
+    # what is left, on stderr (stdout holds the buffer)
+    try:
+        left = lint_source(fixed.text, name, config)
+    except (SyntaxError, RecursionError):
+        left = []
+    rest = LintResult(findings=left, files_checked=1)
+    sources.text[name] = fixed.text
+    try:
+        extras = lint_command.finish(args, config, rest, sources, known)
+    except BaselineError as exc:
+        return error(str(exc))
+    extras.summary = False
+    if rest.findings and not args.quiet:
+        sys.stderr.write(render("text", rest.findings, [], extras))
+    status = EXIT_FINDINGS if rest.findings and not args.exit_zero else EXIT_CLEAN
+    return on_fix(args, applied, status)

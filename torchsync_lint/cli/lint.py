@@ -96,7 +96,10 @@ def _checked_files(args: argparse.Namespace, config: Config, result: LintResult,
     if STDIN in args.paths:
         return list(sources.text)
     broken = {e.path for e in result.errors}
-    return [p for p, _ in iter_python_files(args.paths, config) if p not in broken and os.path.isfile(p)]
+    selected = getattr(result, "selected", None)  # what ``lint_paths`` walked: the tree is not walked twice
+    if selected is None:
+        selected = [p for p, _ in iter_python_files(args.paths, config)]
+    return [p for p in selected if p not in broken and os.path.isfile(p)]
 
 
 def _mentions_noqa_tsl(path: str) -> bool:

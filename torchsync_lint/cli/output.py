@@ -11,7 +11,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 from torchsync_lint import __version__
 from torchsync_lint.check.noqa import META_RULES
 from torchsync_lint.finding import FileError, Finding
-from torchsync_lint.rules.registry import all_rules
+from torchsync_lint.run import settings
 
 FORMATS = ("text", "full", "json", "sarif", "github")
 DOCS_BASE = "https://github.com/torchsync-lint/torchsync-lint/blob/main/docs/"
@@ -34,8 +34,8 @@ class Extras:
 
 
 def rule_info() -> Dict[str, object]:
-    """Code -> rule or meta rule, for names and messages."""
-    out: Dict[str, object] = dict(all_rules())
+    """Code -> rule or meta rule, for names and messages (the rules' table: no rule imported)."""
+    out: Dict[str, object] = dict(settings.rule_info())
     out.update({r.code: r for r in META_RULES})
     return out
 

@@ -73,8 +73,8 @@ def excluded(config: Config, path: str, is_dir: Optional[bool] = None, root: Opt
     rel = _relative(path, config.root if root is None else root)
     if not rel:
         return False
-    spec = _spec(tuple(config.exclude) + tuple(config.extend_exclude))
-    return spec.match_file(rel + "/" if is_dir else rel)
+    match = globs.matcher(tuple(config.exclude) + tuple(config.extend_exclude))
+    return match(rel + "/" if is_dir else rel)
 
 
 def _skipped(config: Config, path: str, is_dir: bool, root: Optional[str], git_stop: Optional[str]) -> bool:

@@ -38,31 +38,13 @@ from torchsync_lint.run.cache import ReportCache
 from torchsync_lint.run.interfaces import interface_cache_get, interface_for_file, interface_from_key
 from torchsync_lint.run.project_index import Index, summary_digest
 from torchsync_lint.run.report_data import from_cache
+from torchsync_lint.run.roots import ROOT_MARKERS, package_top, project_root  # noqa: F401  (where callers import them)
 
-ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 SKIP_DIRS = frozenset(("build", "dist", "node_modules", "site-packages", "__pycache__", "venv", "env"))
 MAX_FILES = 5000
 MAX_ON_DEMAND = 200
 
 _PROJECTS: Dict[str, "OnDemand"] = {}
-
-
-def project_root(path: str) -> Optional[str]:
-    d = os.path.dirname(os.path.abspath(path))
-    while True:
-        if any(os.path.exists(os.path.join(d, m)) for m in ROOT_MARKERS):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d:
-            return None
-        d = parent
-
-
-def package_top(path: str) -> str:
-    d = os.path.dirname(os.path.abspath(path))
-    while os.path.isfile(os.path.join(d, "__init__.py")) and os.path.dirname(d) != d:
-        d = os.path.dirname(d)
-    return d
 
 
 class OnDemand:

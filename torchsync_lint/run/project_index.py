@@ -3,7 +3,7 @@
 A one-file check (the flake8 plugin, ``run.ondemand``) needs more than the file: other files'
 interfaces, what every file passes to the functions it defines (parameters take their callers'
 values), and which functions are hot (a walk of every file's call graph). A whole run has all of
-it; ``write`` keeps it in the cache folder, one JSON file per rule selection and linter code:
+it; ``index_write.write`` keeps it in the cache folder, one JSON file per rule selection and linter code:
 
 - ``files``: absolute path -> [mtime_ns, size, sha256 of the bytes, module, the cache key of the
   file's final report, the cache key of its interface, a digest of its call-graph summary];
@@ -30,14 +30,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from torchsync_lint.check.report import FileReport, Options
-from torchsync_lint.check.source import module_name_for
-from torchsync_lint.inference.callgraph import summary_to_data
 from torchsync_lint.run.cache import ReportCache, code_fingerprint, write_json
 from torchsync_lint.run.report_data import from_cache
-from torchsync_lint.run.tracked_project import TrackedProject, Waves
 
 FORMAT = 2
 INDEX_DIR = "index"
@@ -65,7 +62,7 @@ def selection_key(options: Options) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def _write_selection(cache_dir: str, options: Options, ident: str) -> None:
+def write_selection(cache_dir: str, options: Options, ident: str) -> None:
     sel = selection_key(options)
     write_json(os.path.join(cache_dir, INDEX_DIR, f"select-{sel}.json"),
                {"key": sel, "data": {"ident": ident, "code": code_fingerprint()}})
@@ -81,19 +78,12 @@ def _ident(cache_dir: str, options: Options) -> str:
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass
     ident = index_id(options)
-    if os.path.exists(_paths(cache_dir, ident)[0]):
-        _write_selection(cache_dir, options, ident)  # the next reader of these options loads no rule
+    if os.path.exists(index_paths(cache_dir, ident)[0]):
+        write_selection(cache_dir, options, ident)  # the next reader of these options loads no rule
     return ident
 
 
-def _alternatives(options: Options) -> List[Options]:
-    """The same run asked for as the flake8 plugin asks (``--select TSL``, or no selection):
-    written with the index when they resolve to the same rules, so the plugin's first file reads
-    the index without loading every rule."""
-    return [Options(select, (), options.hot_functions, options.cold_functions) for select in ((), ("TSL",))]
-
-
-def _paths(cache_dir: str, ident: str) -> Tuple[str, str]:
+def index_paths(cache_dir: str, ident: str) -> Tuple[str, str]:
     folder = os.path.join(cache_dir, INDEX_DIR)
     return os.path.join(folder, f"index-{ident}.json"), os.path.join(folder, f"graph-{ident}.json")
 
@@ -106,58 +96,6 @@ def summary_digest(data: Optional[dict]) -> Optional[str]:
 
 def file_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def write(reports: List[FileReport], options: Options, hot: Iterable[str], cache_dir: str,
-          interface_keys: Dict[str, str], touched: Iterable[str] = (), once: Optional[Dict[str, str]] = None,
-          waves: Optional[Waves] = None) -> Optional[Tuple[str, List[str]]]:
-    """Keep what this run derived (see the module docstring): the name of the file listing the
-    cache keys it keeps and those keys (``cache_prune`` needs not read them back); None when a
-    larger run's index is kept instead. ``interface_keys``: path -> the cache key its interface was stored under
-    (``interfaces.store_interfaces``); ``touched``: every cache key the run read or wrote,
-    listed with the index so that ``cache_prune`` keeps them; ``waves``: what the run's projects
-    placed (``tracked_project.Waves``), for the callers' table."""
-    files: Dict[str, list] = {}
-    summaries: Dict[str, dict] = {}
-    interfaces: Dict[str, dict] = {}
-    for r in reports:
-        try:
-            st = os.stat(r.path)
-            with open(r.path, "rb") as fh:
-                data = fh.read()
-        except OSError:
-            continue
-        module = r.interface["module"] if r.interface is not None else module_name_for(r.path)[0]
-        summary = summary_to_data(r.summary) if r.summary is not None else None
-        path = os.path.abspath(r.path)
-        files[path] = [st.st_mtime_ns, st.st_size, file_digest(data), module, r.cache_key,
-                       interface_keys.get(r.path), summary_digest(summary)]
-        if summary is not None:
-            summaries[path] = summary
-        if r.interface is not None:
-            interfaces.setdefault(r.interface["module"], r.interface)
-    ident = index_id(options)
-    index_file, graph_file = _paths(cache_dir, ident)
-    old = Index.load(cache_dir, options)
-    if old is not None and any(p not in files and os.path.exists(p) for p in old.files):
-        return None  # a run over part of an indexed project keeps the whole project's index
-    project = TrackedProject(interfaces, waves)
-    calls = project.calls_by_module()
-    # the cache's entry shape ({"key", "data"}): one reader, one check for a foreign or torn file
-    keys = sorted(set(touched) | set(interface_keys.values()))
-    write_json(graph_file, {"key": ident, "data": {"format": FORMAT, "code": code_fingerprint(), "keys": keys,
-                                              "summaries": summaries}})
-    write_json(index_file[:-5] + "-calls.json", {"key": ident, "data": {"calls": calls}})
-    write_json(index_file, {"key": ident, "data": {"format": FORMAT, "files": files, "hot": sorted(hot),
-                                              "once": dict(sorted((once or {}).items())),
-                                              "sets_default_device": project.sets_default_device,
-                                              "validation_off": project.validation_off,
-                                              "own_log_prob": project.own_log_prob}})
-    _write_selection(cache_dir, options, ident)
-    for alt in _alternatives(options):
-        if alt != options and index_id(alt) == ident:
-            _write_selection(cache_dir, alt, ident)
-    return os.path.basename(graph_file), keys
 
 
 class Index:
@@ -193,7 +131,7 @@ class Index:
     @classmethod
     def load(cls, cache_dir: str, options: Options) -> Optional["Index"]:
         ident = _ident(cache_dir, options)
-        index_file, graph_file = _paths(cache_dir, ident)
+        index_file, graph_file = index_paths(cache_dir, ident)
         try:
             with open(index_file, "rb") as fh:
                 entry = json.loads(fh.read())

@@ -22,7 +22,7 @@ from typing import Dict, List, Optional, Set, Tuple
 from torchsync_lint.check.file import crashed
 from torchsync_lint.check.report import FileReport, Options
 from torchsync_lint.check.source import module_name_for
-from torchsync_lint.run import import_order, workers
+from torchsync_lint.run import import_order
 from torchsync_lint.run.cached_check import cached_report, check_file
 from torchsync_lint.run.kept import Kept
 from torchsync_lint.run.second_pass import reuse
@@ -121,6 +121,8 @@ def _pool_map(jobs: int, fn, paths: List[str], options: Options, *more: list, mo
     """``workers.pool_map(fn, paths, options, *more)``, the largest files first (a wave waits for its
     slowest file: started last, it would finish last), in chunks of at most ``most`` files and at
     least two chunks per worker; the reports in the order of ``paths``."""
+    from torchsync_lint.run import workers  # process pools only for a run that uses them (start-up, --jobs 1)
+
     n = len(paths)
     order = sorted(range(n), key=lambda i: (-_size(paths[i]), i))
     got = workers.pool_map(jobs, fn, [paths[i] for i in order], [options] * n, *[[m[i] for i in order] for m in more],

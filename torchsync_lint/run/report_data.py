@@ -10,6 +10,7 @@ the cache never loads them.
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any, Dict, Optional
 
 from torchsync_lint.check.noqa import Suppressions
@@ -24,12 +25,29 @@ _FINDING_FIELDS = ("path", "line", "col", "end_line", "end_col", "code", "name",
                    "temperature", "frequency")
 
 
+_DECODED: Dict[str, Value] = {}  # a value's JSON text -> the value (frozen: shared safely)
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def _value(d: dict) -> Value:
+    """``from_data(d)``, memoised by its JSON text: a run's cached reports repeat a few hundred
+    values thousands of times (a leaf edit's re-run on torchvision read 2,073 resolved
+    references, 349 distinct values: 0.11 s decoded one by one, 0.02 s so)."""
+    k = _ENCODE(d)
+    got = _DECODED.get(k)
+    if got is None:
+        if len(_DECODED) >= 65536:  # a long-lived process (the language server) stays bounded
+            _DECODED.clear()
+        got = _DECODED[k] = from_data(d)
+    return got
+
+
 def _ref_to_data(ref: tuple) -> list:
     return [to_data(x) if isinstance(x, Value) else x for x in ref]
 
 
 def _ref_from_data(items: list) -> tuple:
-    return tuple(from_data(x) if isinstance(x, dict) else x for x in items)
+    return tuple(_value(x) if isinstance(x, dict) else x for x in items)
 
 
 def _fix_to_data(fix: Any) -> Optional[dict]:
@@ -92,7 +110,7 @@ def from_json(d: Dict[str, Any], report_class, final: bool = False):
         interface=None if final else d["interface"],
         refs=set() if final else {_ref_from_data(r) for r in d["refs"]},
         open_params=set() if final else set(d["open_params"]),
-        ref_values={} if final else {_ref_from_data(r): from_data(v) for r, v in d["ref_values"]},
+        ref_values={} if final else {_ref_from_data(r): _value(v) for r, v in d["ref_values"]},
     )
 
 

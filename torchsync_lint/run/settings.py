@@ -8,8 +8,11 @@ CLI prints it and exits 2.
 from __future__ import annotations
 
 import os
+import pkgutil
+import re
 import sys
-from typing import Any, Dict, FrozenSet, List, Optional, Sequence
+from functools import lru_cache
+from typing import Any, Dict, FrozenSet, List, NamedTuple, Optional, Sequence
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -19,15 +22,37 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 from torchsync_lint.catalog import set_extra_sync_calls
 from torchsync_lint.check.noqa import META_RULES
 from torchsync_lint.config import CODE_KEYS, KEYS, TABLE, TYPE_NAMES, Config, ConfigError, RuleSelection
-from torchsync_lint.rules.registry import all_rules
+from torchsync_lint.run import rule_table
+import torchsync_lint.rules as rules_package  # the package's face only: no rule, no LibCST
 
 
 # -- rule codes ---------------------------------------------------------------------------------
 
+RULE_MODULE = re.compile(r"^tsl\d{3}_")  # as ``rules.registry`` finds them
+
+
+class RuleInfo(NamedTuple):
+    name: str
+    message: str
+    default_enabled: bool
+
+
+@lru_cache(maxsize=None)
+def rule_info() -> Dict[str, RuleInfo]:
+    """Every rule's code -> name, message, default. From the generated ``rule_table`` while the
+    rules package holds the modules it was generated from (a listing, no import): settings, the
+    summary and SARIF then load no rule; else (a rule added or removed since) from the rules."""
+    modules = tuple(sorted(m.name for m in pkgutil.iter_modules(rules_package.__path__) if RULE_MODULE.match(m.name)))
+    if modules == rule_table.MODULES:
+        return {code: RuleInfo(*row) for code, row in rule_table.RULES.items()}
+    from torchsync_lint.rules.registry import all_rules  # only for a stale table: importing every rule costs start-up
+
+    return {code: RuleInfo(r.name, r.message, r.default_enabled) for code, r in all_rules().items()}
+
 
 def rule_defaults() -> Dict[str, bool]:
     """Every code we can report -> on by default; the rules' and the meta codes' (unused noqa)."""
-    out = {code: rule.default_enabled for code, rule in all_rules().items()}
+    out = {code: rule.default_enabled for code, rule in rule_info().items()}
     out.update({rule.code: rule.default_enabled for rule in META_RULES})
     return dict(sorted(out.items()))
 

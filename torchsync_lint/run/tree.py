@@ -1,11 +1,16 @@
-"""A whole run over files and folders: select the files, check them in import order with the
-project's interfaces (``project_pass``), label and filter the findings."""
+"""A whole run over files and folders: select the files, take the final reports the project
+index kept when nothing changed (``project_index.stored_run``) or else check the files
+(``checked_run``: import order, the project pass, the index written), label and filter the
+findings.
+
+``checked_run`` (and with it LibCST, the rules and the inference) is imported only when the index
+cannot answer: an unchanged project's re-run imports none of them (tests/test_startup.py)."""
 
 from __future__ import annotations
 
 import errno
 import os
-from typing import Callable, List, Optional, Sequence, Set
+from typing import Callable, List, Optional, Sequence
 
 from torchsync_lint.check import gc_pause
 from torchsync_lint.check.classify import classify
@@ -16,10 +21,6 @@ from torchsync_lint.finding import FileError, Finding, LintResult
 from torchsync_lint.inference.callgraph import CallGraph
 from torchsync_lint.run.files import iter_python_files, special
 from torchsync_lint.run import cache_prune, project_index
-from torchsync_lint.run.interfaces import store_interfaces
-from torchsync_lint.run.kept import Kept
-from torchsync_lint.run.project_pass import first_pass, project_pass
-from torchsync_lint.run.tracked_project import Waves
 
 
 def _missing(path: str) -> str:
@@ -66,25 +67,13 @@ def _lint_paths(paths: Sequence[str], config: Config, jobs: Optional[int], on_no
     stored = project_index.stored_run(files, options, cache_dir) if cache_dir is not None and folders else None
     if stored is not None:
         reports, index = stored
-    else:
-        waves = Waves()  # what the projects of this run place, shared (``tracked_project``)
-        kept = Kept()  # trees and what each check read, for the project pass (``run.kept``)
-        reports = first_pass(files, options, jobs, cache_dir, waves, kept)
-        touched: Set[str] = set()
-        reports = project_pass(reports, options, jobs, cache_dir, touched, waves, kept)
-        kept.drop_trees()
-    result.files_checked = len(files)
-    if stored is not None:  # the hot paths of the run that stored them (the same files, unchanged)
+        # the hot paths of the run that stored them (the same files, unchanged)
         graph = CallGraph.from_hot(index.hot, index.once)
     else:
-        graph = CallGraph((r.summary for r in reports if r.summary is not None), config.hot_functions)
-    if cache_dir is not None and stored is None:
-        interface_keys = store_interfaces(reports, cache_dir)
-        # a run over folders (the project, or part of it) keeps an index and prunes the cache
-        written = project_index.write(reports, options, graph.hot(), cache_dir, interface_keys, touched,
-                                      graph.once_map(), waves) if folders else None
-        if written is not None:
-            result.cache_pruned = cache_prune.prune(cache_dir, written)  # type: ignore[attr-defined]
+        from torchsync_lint.run import checked_run  # the file check loads only when the index cannot answer (start-up)
+
+        reports, graph = checked_run.check_files(files, options, config, jobs, cache_dir, folders, result)
+    result.files_checked = len(files)
     if cache_dir is not None:
         result.cache_size = cache_prune.size(cache_dir)  # type: ignore[attr-defined]  (files, bytes)
     for r in reports:

@@ -25,13 +25,9 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Callable, Iterator, Optional
 
+from torchsync_lint.run.interrupt import Terminated, terminate_as_exception  # noqa: F401  (where callers import them)
+
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
-
-
-class Terminated(BaseException):
-    """SIGTERM, raised in the main thread (``terminate_as_exception``). A ``BaseException``, as
-    ``KeyboardInterrupt`` is: the ``except Exception`` that turns a bug met in one file into that
-    file's error must not catch it (the run would go on, blaming an innocent file)."""
 
 
 def _die_with_parent(parent: int) -> None:
@@ -122,21 +118,3 @@ def _alone(fn: Callable, args: tuple, initializer: Optional[Callable], initargs:
         if on_crash is None:
             raise
         return on_crash(*args)
-
-
-def _raise_terminated(signum, frame) -> None:
-    raise Terminated()
-
-
-@contextlib.contextmanager
-def terminate_as_exception() -> Iterator[None]:
-    """SIGTERM raises ``Terminated`` in the main thread while in the block (elsewhere: nothing)."""
-    try:
-        old = signal.signal(signal.SIGTERM, _raise_terminated)
-    except ValueError:  # not the main thread: signals are not ours to handle
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
