@@ -255,14 +255,14 @@ class FileIndex(cst.CSTVisitor):
         comp = self._func_stack[-1].comp_sources if self._func_stack else {}
         # the loop's items moved, or parts of them (`{k: v.to(d) for k, v in sample.items()}`)
         moved = any(m in names or comp.get(m) in names for m in moved_here)
-        if moved and (id(node) in self.hot_loops or _held_iterable(node.iter)):
+        if moved and id(node) in self.hot_loops:
             it = node.iter
             self.batch_iters.add(id(it))
             while type(it) is cst.Call and it.args and type(it.func) is cst.Name and it.func.value in _WRAPPERS:
                 it = it.args[0].value  # `enumerate(loader)`: the evaluator asks about the loader
                 self.batch_iters.add(id(it))
         passes = self._loop_passes.pop(id(node), None)
-        if passes and (id(node) in self.hot_loops or _held_iterable(node.iter)):
+        if passes and id(node) in self.hot_loops:
             it = node.iter
             self.loop_passes[id(it)] = passes
             # `enumerate(loader)`, `tqdm(loader)`: the evaluator asks about the wrapped iterable
@@ -559,14 +559,3 @@ def _element_of(value: cst.BaseExpression, i: int) -> cst.BaseExpression:
             and not any(type(el) is cst.StarredElement for el in value.elements):
         return value.elements[i].value
     return cst.Subscript(value=value, slice=[cst.SubscriptElement(slice=cst.Index(value=cst.Integer(str(i))))])
-
-
-def _held_iterable(it: cst.BaseExpression) -> bool:
-    """A loop over what a name or attribute holds (``for batch in loader``, ``enumerate(self.data)``),
-    not over something the loop's own line builds (``range(n)``, ``model.parameters()``,
-    ``d.items()``, a literal): with the items copied to a device in the body, a data loop in
-    evaluation as in training."""
-    while type(it) is cst.Call and it.args and type(it.func) is cst.Name and it.func.value in _WRAPPERS:
-        it = it.args[0].value
-    return type(it) in (cst.Name, cst.Attribute)
-
