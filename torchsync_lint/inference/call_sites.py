@@ -161,9 +161,8 @@ class CallSites:
             if bound_method:
                 if func is None or caller is None or not self._reaches(caller, func):
                     continue
-            elif caller is not None and (name in bound_names(caller) or any(
-                    q.name.value == name for q in all_params(caller))):
-                continue  # a local of the same name, not the function
+            elif _shadowed(caller, name):
+                continue
             callee = site.call.func
             q = self.aliases.qualify(callee)
             if q in api.CALLS_FIRST_ARGUMENT:
@@ -313,9 +312,8 @@ class CallSites:
         out: List[tuple] = []
         for site, at, kw in self._arg_refs().get(func.name, ()):
             caller = site.caller
-            if caller is not None and (func.name in bound_names(caller) or any(
-                    q.name.value == func.name for q in all_params(caller))):
-                continue  # a local of the same name
+            if _shadowed(caller, func.name):
+                continue
             callee = site.call.func
             targets: List[tuple] = []
             if type(callee) is cst.Name:
@@ -409,6 +407,11 @@ class CallSites:
         if name not in bound_names(caller):
             return self.params(caller).get(name)
         return None
+
+
+def _shadowed(caller: Optional[FunctionInfo], name: str) -> bool:
+    """In ``caller``, ``name`` is a local or a parameter of the same name, not the function."""
+    return caller is not None and (name in bound_names(caller) or any(q.name.value == name for q in all_params(caller)))
 
 
 def _handed_name(expr: cst.BaseExpression) -> Optional[str]:

@@ -270,29 +270,14 @@ class FileIndex(cst.CSTVisitor):
                 it = it.args[0].value
                 self.loop_passes[id(it)] = passes
 
-    def visit_ListComp(self, node: cst.ListComp) -> None:
+    def _enter_comp(self, node: cst.CSTNode) -> None:
         self._comps.append(node)
 
-    def leave_ListComp(self, node: cst.ListComp) -> None:
+    def _leave_comp(self, node: cst.CSTNode) -> None:
         self._comps.pop()
 
-    def visit_SetComp(self, node: cst.SetComp) -> None:
-        self._comps.append(node)
-
-    def leave_SetComp(self, node: cst.SetComp) -> None:
-        self._comps.pop()
-
-    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
-        self._comps.append(node)
-
-    def leave_GeneratorExp(self, node: cst.GeneratorExp) -> None:
-        self._comps.pop()
-
-    def visit_DictComp(self, node: cst.DictComp) -> None:
-        self._comps.append(node)
-
-    def leave_DictComp(self, node: cst.DictComp) -> None:
-        self._comps.pop()
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _enter_comp
+    leave_ListComp = leave_SetComp = leave_GeneratorExp = leave_DictComp = _leave_comp
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
         self._note_sources(node.iter, node.target)
