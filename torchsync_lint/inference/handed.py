@@ -19,6 +19,15 @@ from torchsync_lint.inference.values import UNKNOWN_VALUE, Value, from_data, joi
 HANDED = "handed"
 
 
+def argument_data(args: list, kwargs: dict, name: str, pos: Optional[int]):
+    """What one recorded call ([args], {kwargs}) passes a parameter (by keyword, else by
+    position); None where it does not pass it."""
+    d = kwargs.get(name)
+    if d is None and pos is not None and pos < len(args):
+        d = args[pos]
+    return d
+
+
 def handed_value(project, ref: tuple) -> Value:
     """The join of what the target's body passes the handed function's parameter; unknown where
     nothing is recorded (or a call unpacks ``*args``)."""
@@ -30,9 +39,7 @@ def handed_value(project, ref: tuple) -> Value:
             continue
         if args is None:
             return UNKNOWN_VALUE
-        d = kwargs.get(name)
-        if d is None and pos is not None and pos < len(args):
-            d = args[pos]
+        d = argument_data(args, kwargs, name, pos)
         if d is None:
             continue
         v = project.deep(from_data(d))

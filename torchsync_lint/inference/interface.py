@@ -98,13 +98,7 @@ def extract(index: FileIndex, evaluator: Evaluator, summary: Optional[FileSummar
     for q, caller, call in index.ext_calls:
         if q.split(".")[0] in EXTERNAL_ROOTS or len(call.args) > _MAX_CALL_ARGS:
             continue
-        if any(a.star for a in call.args):
-            calls.append([q, None, {}])
-            continue
-        args = [to_data(evaluator.argument(caller, call, a.value)) for a in call.args if a.keyword is None]
-        kwargs = {a.keyword.value: to_data(evaluator.argument(caller, call, a.value))
-                  for a in call.args if a.keyword is not None}
-        calls.append([q, args, kwargs])
+        calls.append([q, *_call_data(evaluator, caller, call)])
     calls.extend(_method_calls(index, evaluator))
     calls.extend(_handed_on_calls(index, evaluator))
     return {
@@ -187,11 +181,7 @@ def _param_calls(index: FileIndex, evaluator: Evaluator, f) -> List[list]:
         for site in index.call_sites.get(name, ()):
             if site.caller is not f or len(site.call.args) > _MAX_CALL_ARGS:
                 continue
-            if any(a.star for a in site.call.args):
-                out.append([i, name, None, {}])
-                continue
-            args, kwargs = _arguments(evaluator, f, site.call)
-            out.append([i, name, [to_data(v) for v in args], {k: to_data(v) for k, v in kwargs.items()}])
+            out.append([i, name, *_call_data(evaluator, f, site.call)])
     return out
 
 
@@ -209,14 +199,19 @@ def _handed_on_calls(index: FileIndex, evaluator: Evaluator) -> List[list]:
             call = site.call
             if len(call.args) > _MAX_CALL_ARGS:
                 continue
-            if any(a.star for a in call.args):
-                out.append([q, None, {}])
-                continue
-            args, kwargs = _arguments(evaluator, site.caller, call)
-            data = [to_data(v) for v in args]
-            data = data[1:] if site.offset < 0 else [None] * site.offset + data  # a partial's own call
-            out.append([q, data, {k: to_data(v) for k, v in kwargs.items()}])
+            data, kwargs = _call_data(evaluator, site.caller, call)
+            if data is not None:  # a partial's own call passes what follows the function
+                data = data[1:] if site.offset < 0 else [None] * site.offset + data
+            out.append([q, data, kwargs])
     return out
+
+
+def _call_data(evaluator: Evaluator, caller, call) -> tuple:
+    """A call's arguments as interface data: (args, kwargs); args None where it unpacks ``*args``."""
+    if any(a.star for a in call.args):
+        return None, {}
+    args, kwargs = _arguments(evaluator, caller, call)
+    return [to_data(v) for v in args], {k: to_data(v) for k, v in kwargs.items()}
 
 
 def _arguments(evaluator: Evaluator, caller, call):

@@ -19,7 +19,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from torchsync_lint.inference import by_name
 from torchsync_lint.inference.by_name import BY_NAME
-from torchsync_lint.inference.handed import HANDED, handed_value
+from torchsync_lint.inference.handed import HANDED, argument_data, handed_value
 from torchsync_lint.inference.roots import DICT_CLASSES, EXTERNAL_ROOTS
 from torchsync_lint.inference.values import (
     CPU,
@@ -490,9 +490,7 @@ class Project:
             if args is None:  # *args at the call site: anything
                 out = None if tensors_only else UNKNOWN_VALUE
                 break
-            data = kwargs.get(name)
-            if data is None and pos is not None and pos < len(args):
-                data = args[pos]
+            data = argument_data(args, kwargs, name, pos)
             if data is None:
                 continue
             v = self.deep(from_data(data))

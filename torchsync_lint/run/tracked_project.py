@@ -44,6 +44,17 @@ _UNSHARED = object()  # what ``_entry`` says of a lookup that is not a function,
 FLAGS = ("sets_default_device", "validation_off", "own_log_prob")
 
 
+def _flag(name: str) -> property:
+    """A project-wide flag whose every read is noted as a dependency (``("g", name)``)."""
+    def get(self) -> bool:
+        self._note(("g", name))
+        return self._flags[name]
+
+    def put(self, value: bool) -> None:
+        self._flags[name] = value
+    return property(get, put)
+
+
 def _digest(data: object) -> str:
     if data is None:
         return "-"
@@ -183,32 +194,9 @@ class TrackedProject(Project):
         return self._replayed(("locate", q), lambda: Project.locate(self, q))  # type: ignore[return-value]
 
     # project-wide flags (``Project`` sets them from every interface): each read is a dependency
-    @property
-    def sets_default_device(self) -> bool:  # type: ignore[override]
-        self._note(("g", "sets_default_device"))
-        return self._flags["sets_default_device"]
-
-    @sets_default_device.setter
-    def sets_default_device(self, value: bool) -> None:
-        self._flags["sets_default_device"] = value
-
-    @property
-    def validation_off(self) -> bool:  # type: ignore[override]
-        self._note(("g", "validation_off"))
-        return self._flags["validation_off"]
-
-    @validation_off.setter
-    def validation_off(self, value: bool) -> None:
-        self._flags["validation_off"] = value
-
-    @property
-    def own_log_prob(self) -> bool:  # type: ignore[override]
-        self._note(("g", "own_log_prob"))
-        return self._flags["own_log_prob"]
-
-    @own_log_prob.setter
-    def own_log_prob(self, value: bool) -> None:
-        self._flags["own_log_prob"] = value
+    sets_default_device = _flag("sets_default_device")  # type: ignore[assignment]
+    validation_off = _flag("validation_off")  # type: ignore[assignment]
+    own_log_prob = _flag("own_log_prob")  # type: ignore[assignment]
 
     def module(self, name: str) -> Optional[dict]:
         self._note(("m", name))

@@ -1,16 +1,9 @@
-import torch
-
-from policy import ActorPolicy
+import torch  # noqa: F401  (a file that mentions torch is one the rules read)
 
 
-def update(policy: ActorPolicy, batches, opt, runs):
+def update(policy, batches, opt):
     for minibatch in batches:
         dist = policy(minibatch).dist
         log_prob = dist.log_prob(minibatch.act)  # ok: the project's Flow also has a `log_prob`
-        ok = dist.log_prob(0.5)  # ok: a Python number is checked on the host
-        cpu = dist.log_prob(torch.zeros(3))  # ok: a CPU sample is checked on the host
-        loss = -(log_prob * minibatch.adv).mean() + ok + cpu.sum()
-        loss.backward()
+        (-log_prob.mean()).backward()
         opt.step()
-    for r in runs:
-        print(r.stats.cdf(0.5))  # ok: only `log_prob` is a distribution's alone
