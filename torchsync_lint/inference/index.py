@@ -30,6 +30,8 @@ from torchsync_lint.inference.switches import leaves_validation_on
 
 # calls that wrap an iterable and yield its items (with a counter, a progress bar)
 _WRAPPERS = frozenset(("enumerate", "iter", "tqdm"))
+# contexts (and decorators) that turn off autograd: a loop in them evaluates or predicts
+NO_GRAD = frozenset(("torch.no_grad", "torch.inference_mode"))
 # factories whose first argument is the tensor's data, copied from Python values
 HOST_DATA_FACTORIES = frozenset(("torch.tensor", "torch.as_tensor", "torch.asarray"))
 
@@ -92,6 +94,11 @@ class FileIndex(cst.CSTVisitor):
         self._loop_passes: Dict[int, List[tuple]] = {}
         self.loop_passes: Dict[int, List[tuple]] = {}
         self._passes_batch: Dict[int, bool] = {}
+        # open `with torch.no_grad():` blocks (and no_grad-decorated functions) of the function
+        # being read, and the for loops inside one: an evaluation loop moves batches like a
+        # training step does (``leave_For``)
+        self._no_grad: List[cst.CSTNode] = []
+        self._eval_loops: Set[int] = set()
         # per open function: the names it uses that builtins also have (``input``, ``type``), and
         # the names its nested defs bind; a use the function (or one around it) binds is a local
         self._builtin_uses: List[List[cst.Name]] = []
@@ -175,8 +182,9 @@ class FileIndex(cst.CSTVisitor):
         self._func_stack.append(info)
         self._scopes.append(info)
         # loops do not cross function boundaries
-        self._saved_loops.append((self._loop_stack, self._loop_calls, self._for_targets))
+        self._saved_loops.append((self._loop_stack, self._loop_calls, self._for_targets, self._no_grad))
         self._loop_stack, self._loop_calls, self._for_targets = [], [], []
+        self._no_grad = [node] if any(self._turns_off_grad(d.decorator) for d in node.decorators) else []
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         info = self._func_stack.pop()
@@ -184,7 +192,7 @@ class FileIndex(cst.CSTVisitor):
         if not info.hot_loops:
             info.call_loops = []  # only a function with a training loop needs them
         self._scopes.pop()
-        self._loop_stack, self._loop_calls, self._for_targets = self._saved_loops.pop()
+        self._loop_stack, self._loop_calls, self._for_targets, self._no_grad = self._saved_loops.pop()
 
     def leave_Module(self, node: cst.Module) -> None:
         # `input = ...` at module level is the module's global `input` in every function too
@@ -243,6 +251,8 @@ class FileIndex(cst.CSTVisitor):
 
     def visit_For(self, node: cst.For) -> None:
         self._bindings().append(("for", node.target, node.iter))
+        if self._no_grad:
+            self._eval_loops.add(id(node))
         self._enter_loop(node)
         self._for_targets.append((node, target_names(node.target)))
         self._note_sources(node.iter, node.target)  # `for k, v in sample.items():` parts of `sample`
@@ -255,14 +265,16 @@ class FileIndex(cst.CSTVisitor):
         comp = self._func_stack[-1].comp_sources if self._func_stack else {}
         # the loop's items moved, or parts of them (`{k: v.to(d) for k, v in sample.items()}`)
         moved = any(m in names or comp.get(m) in names for m in moved_here)
-        if moved and id(node) in self.hot_loops:
+        # a training step's loop, or an evaluation loop (autograd off): its items are batches
+        steps = id(node) in self.hot_loops or id(node) in self._eval_loops
+        if moved and steps:
             it = node.iter
             self.batch_iters.add(id(it))
             while type(it) is cst.Call and it.args and type(it.func) is cst.Name and it.func.value in _WRAPPERS:
                 it = it.args[0].value  # `enumerate(loader)`: the evaluator asks about the loader
                 self.batch_iters.add(id(it))
         passes = self._loop_passes.pop(id(node), None)
-        if passes and id(node) in self.hot_loops:
+        if passes and steps:
             it = node.iter
             self.loop_passes[id(it)] = passes
             # `enumerate(loader)`, `tqdm(loader)`: the evaluator asks about the wrapped iterable
@@ -325,6 +337,22 @@ class FileIndex(cst.CSTVisitor):
     def visit_Assert(self, node: cst.Assert) -> None:
         if type(node.test) in (cst.Call, cst.BooleanOperation):
             self._bindings().append(("assert", [], node.test))  # isinstance narrowing (evaluate.replay)
+
+    def _turns_off_grad(self, e: cst.BaseExpression) -> bool:
+        """``torch.no_grad()`` / ``torch.inference_mode()``, called or bare (a decorator)."""
+        if type(e) is cst.Call:
+            if any(a.keyword is None or a.keyword.value == "mode" for a in e.args):
+                return False  # `inference_mode(flag)`: maybe on, maybe off
+            e = e.func
+        return self.aliases.qualify(e) in NO_GRAD
+
+    def visit_With(self, node: cst.With) -> None:
+        if any(self._turns_off_grad(item.item) for item in node.items):
+            self._no_grad.append(node)
+
+    def leave_With(self, node: cst.With) -> None:
+        if self._no_grad and self._no_grad[-1] is node:
+            self._no_grad.pop()
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:

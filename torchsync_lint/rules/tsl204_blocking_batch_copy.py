@@ -67,7 +67,12 @@ class BlockingBatchCopy(Rule):
     A batch is known only from a `torch.utils.data.DataLoader` this code builds or receives as
     an annotated parameter, or passes along (call sites in the project), and from calls that ask
     for torch tensors by Hugging Face's convention (`tokenizer(texts, return_tensors="pt")`, host
-    tensors): loaders from other libraries (Lightning moves batches itself) are not followed. With `non_blocking=True`, a
+    tensors), and from an iterable of unknown type whose items a training step (a loop that calls
+    `backward()` or `step()`) or an evaluation loop (under `torch.no_grad()` or
+    `torch.inference_mode()`) moves to a device, in its body or in a helper of the same file it
+    passes them to; a loop with autograd on and no step is not taken for one (a model-parallel
+    gather of GPU tensors looks the same). Loaders from other libraries (Lightning moves batches
+    itself) are not followed. With `non_blocking=True`, a
     loader whose `pin_memory` is unknown (a parameter) is not reported. A small batch in
     pageable memory does not stall with `non_blocking=True` (measured: 4 KB); every batch from
     a non-pinned loader is reported regardless of its size.
