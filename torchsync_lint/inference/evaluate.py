@@ -246,8 +246,11 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
                     v = INT
                 elif value.kind in (LIST, TUPLE) and value.item is not None and not value.elts:
                     v = value.item
-                elif value.kind in (TENSOR, TENSOR_SEQ):
-                    v = tensor(value.device, value.dtype).with_(assumed=value.assumed)  # TENSOR_SEQ keeps a common dtype (nonzero: int)
+                elif value.kind == TENSOR:
+                    v = tensor(value.device, value.dtype).with_(assumed=value.assumed)
+                elif value.kind == TENSOR_SEQ:  # a common dtype (nonzero: int) and its members' rank
+                    v = tensor(value.device, value.dtype).with_(assumed=value.assumed, ndim=value.ndim,
+                                                                zero_dim=value.ndim == 0)
                 elif value.kind == BATCH:
                     v = value  # `images, targets = batch`
                 else:

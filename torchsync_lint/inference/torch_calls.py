@@ -201,7 +201,10 @@ class TorchCalls:
         if last in ("max", "min", "median") and (len(call.args) >= 2 and "dim" in kw or
                                                   len([a for a in call.args if a.keyword is None]) >= 2
                                                   and self.infer(call.args[1].value, scope).kind == NUMBER):
-            return Value(TENSOR_SEQ, device=device)
+            # `torch.max(v, 0)`: (values, indices), each one dimension fewer than `v`
+            recv = self.infer(call.args[0].value, scope)
+            rest = call.with_changes(args=call.args[1:])
+            return Value(TENSOR_SEQ, device=device, ndim=_reduced_ndim(recv, rest))
         if last == "nonzero" and _kwarg_true(call, "as_tuple"):
             return Value(TENSOR_SEQ, device=device, dtype="int", ndim=1)  # ndim: of each member
         if last == "where" and len(call.args) == 1:
@@ -210,7 +213,24 @@ class TorchCalls:
             return Value(TENSOR_SEQ, device=device)
         dtype = "bool" if last in api.BOOL_OPS else "int" if last in api.INT_OPS else self.dtype_arg(call)
         facts = self._from_facts(q, call, scope, device, dtype)
-        return facts if facts is not None else tensor(device, dtype)
+        out = facts if facts is not None else tensor(device, dtype)
+        if last in FULL_REDUCTIONS and out.kind == TENSOR and q.count(".") == 1:
+            out = self._function_reduction(last, out, call, scope)
+        return out
+
+    def _function_reduction(self, last: str, out: Value, call: cst.Call, scope: Scope) -> Value:
+        """``torch.argmax(scores)`` as ``scores.argmax()``: the input alone reduces to 0-dim;
+        ``torch.argmax(v, 0)`` / ``dim=0`` of a 1-D ``v`` too (one dimension fewer)."""
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if not positional or any(a.star for a in call.args):
+            return out
+        dtype = "int" if last in ("argmax", "argmin", "count_nonzero") else out.dtype
+        if len(call.args) == 1:
+            return out.with_(zero_dim=True, ndim=0, dtype=dtype)
+        if last in ("max", "min", "median"):
+            return out  # with a dim: (values, indices)
+        ndim = _reduced_ndim(self.infer(positional[0].value, scope), call.with_changes(args=call.args[1:]))
+        return out if ndim is None else out.with_(ndim=ndim, zero_dim=ndim == 0, dtype=dtype)
 
     def _literal_dtype(self, e: cst.BaseExpression, scope: Scope) -> Optional[str]:
         v = self.infer(e, scope)
@@ -342,7 +362,7 @@ class TorchCalls:
         if name in api.METHOD_MULTI_WITH_DIM and (nargs >= 1 and (
             "dim" in kw or self.infer(call.args[0].value, scope).kind == NUMBER
         )):
-            return Value(TENSOR_SEQ, device=device)
+            return Value(TENSOR_SEQ, device=device, ndim=_reduced_ndim(recv, call) if name in ("max", "min", "median") else None)
         if name == "nonzero" and _kwarg_true(call, "as_tuple"):
             return Value(TENSOR_SEQ, device=device, dtype="int", ndim=1)
         if name == "unique" and (kw & {"return_inverse", "return_counts"}):
@@ -516,6 +536,13 @@ def _kwarg_true(call: cst.Call, name: str) -> bool:
         if a.keyword is not None and a.keyword.value == name:
             return type(a.value) is cst.Name and a.value.value == "True"
     return False
+
+
+def _reduced_ndim(recv: Value, call: cst.Call) -> Optional[int]:
+    """The rank of a reduction of ``recv`` over the one dimension ``call`` names; None if unknown."""
+    if recv.ndim is None or not _one_dim_reduction(call):
+        return None
+    return recv.ndim - 1 if recv.ndim > 0 else 0
 
 
 def _one_dim_reduction(call: cst.Call) -> bool:
