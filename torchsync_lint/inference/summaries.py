@@ -454,12 +454,18 @@ class Summaries(CallSites):
             v = self.infer(expr, self.summary_scope(f))
             (derived if busy in self._cuts[mark:] or id(f) in cut_in else plain).append((f, expr, v))
         overwritten = cls.overwritten
+        # updates of the attribute: what replaying read it while it was computed, or what names it
+        # (`self.total = self.total + t`: a replay memoised earlier need not read it again)
+        updates = {id(expr) for _f, expr, _v in derived}
+        updates.update(id(expr) for _f, expr, _v in plain if _reads_self_attr(expr, key[1]))
 
         def joined(rows, live_only: bool) -> Optional[Value]:
             out = None
             for _f, expr, v in rows:
                 if not (live_only and id(expr) in overwritten):
-                    out = v if out is None else join(out, v)
+                    # an update of the attribute (`self.n += (p == y).sum()`) that turns a number
+                    # it started as into a tensor: maybe a tensor, like a loop's accumulator
+                    out = v if out is None else (join_maybe if id(expr) in updates else join)(out, v)
             return out
 
         base = joined(plain, False)
@@ -494,6 +500,19 @@ class Summaries(CallSites):
                     break
             cls = nxt
         return None
+
+def _reads_self_attr(e: cst.BaseExpression, name: str) -> bool:
+    """``self.<name>`` appears in ``e`` (at most a few levels down: updates are short)."""
+    stack, seen = [e], 0
+    while stack and seen < 64:
+        n = stack.pop()
+        seen += 1
+        if (type(n) is cst.Attribute and n.attr.value == name and type(n.value) is cst.Name
+                and n.value.value == "self"):
+            return True
+        stack.extend(n.children)
+    return False
+
 
 def _is_none(e: cst.BaseExpression) -> bool:
     return type(e) is cst.Name and e.value == "None"
