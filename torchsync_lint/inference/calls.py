@@ -259,6 +259,10 @@ class Calls:
                 return self._batch_method(recv, name, call, scope)
             if recv.kind == UNKNOWN and name in facts.tensor_only_methods():
                 return self.tensor_method(name, tensor(), call, scope)  # only a tensor has this method
+            if recv.kind == UNKNOWN and _torch_dim_keyword(call) and facts.method(name) is not None \
+                    and name not in facts.framework_methods():
+                # `logits.argmax(-1, keepdim=True)`: numpy and pandas say `axis` / `keepdims`
+                return self.tensor_method(name, tensor(), call, scope)
             if recv.kind == UNKNOWN and name == "cpu" and not call.args:
                 return tensor(CPU)  # whatever it was, its copy is on the host (what it holds is not known)
             return UNKNOWN_VALUE
@@ -367,3 +371,7 @@ class Calls:
                     return f
             s = s.parent
         return self.index.module_functions.get(name)
+
+
+def _torch_dim_keyword(call: cst.Call) -> bool:
+    return any(a.keyword is not None and a.keyword.value in ("dim", "keepdim") for a in call.args)
