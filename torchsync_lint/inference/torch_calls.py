@@ -316,10 +316,9 @@ class TorchCalls:
                              dtype="int" if name in ("argmax", "argmin", "count_nonzero") else out.dtype)
         if out.kind == TENSOR and _flattens(name, call):
             return out.with_(ndim=1)
-        if (out.kind == TENSOR and name in FULL_REDUCTIONS and name not in ("max", "min", "median")
-                and recv.ndim is not None and _one_dim_reduction(call)):
+        ndim = _reduced_ndim(recv, call) if out.kind == TENSOR and name in FULL_REDUCTIONS else None
+        if ndim is not None and name not in ("max", "min", "median"):
             # `scores.argmax(0)` of a 1-D tensor: one dimension fewer (0-dim from a vector)
-            ndim = recv.ndim - 1 if recv.ndim > 0 else 0
             return out.with_(ndim=ndim, zero_dim=ndim == 0,
                              dtype="int" if name in ("argmax", "argmin", "count_nonzero") else out.dtype)
         if out.kind == TENSOR and name in SHAPE_KEEPING and recv.ndim is not None:
