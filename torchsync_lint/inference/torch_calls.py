@@ -184,7 +184,10 @@ class TorchCalls:
         if q.startswith("torch.nn.functional."):
             return tensor(self._first_tensor_device(call, scope), "int" if last == "one_hot" else None)
         if q.startswith(api.TORCH_NON_TENSOR_PREFIXES):
-            return UNKNOWN_VALUE
+            # torch's own annotations name the few tensors these namespaces return
+            # (`torch.nn.utils.clip_grad_norm_`: the total norm, where the gradients are)
+            facts = self._from_facts(q, call, scope, None, None) if torch_facts.function(q) else None
+            return facts if facts is not None and facts.kind == TENSOR else UNKNOWN_VALUE
         if last[:1].isupper():
             if not q.startswith("torch.nn."):
                 return UNKNOWN_VALUE

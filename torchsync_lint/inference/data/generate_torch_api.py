@@ -20,6 +20,8 @@ Sources, by namespace:
   (shipped in torchgen) with return names (torch.linalg.inv_ex -> (inverse, info)).
 - torch.distributions.*: distribution classes, whether they take validate_args; Distribution.*
   methods and properties from torch/distributions/distribution.py.
+- torch.nn.utils.*: the functions it exports, from their source's annotations
+  (clip_grad_norm_ -> tensor: the total norm, where the gradients are).
 """
 
 from __future__ import annotations
@@ -226,6 +228,16 @@ class Generator:
             if not name.startswith("_"):
                 self.add("torch._C._nn." + name, self.stub(defs), "function", "torch/_C/_nn.pyi")
 
+    def nn_utils(self) -> None:
+        import torch.nn.utils as utils
+
+        for name in _public(utils):
+            obj = getattr(utils, name)
+            if inspect.isfunction(obj):
+                found = self.python_function(obj)
+                if found:
+                    self.add("torch.nn.utils." + name, found[0], "function", found[1])
+
     def native(self) -> None:
         from torchsync_lint.inference.data.sources import native_schemas, schema_overloads
 
@@ -296,6 +308,7 @@ class Generator:
     def build(self) -> dict:
         self.torch_namespace()
         self.functional()
+        self.nn_utils()
         self.native()
         self.tensor()
         self.distributions()
