@@ -180,6 +180,10 @@ class Expressions:
                 return number()
             if attr in api.ATTR_TENSOR:
                 return tensor(base.device, base.dtype if attr != "grad" else None)
+        if base.kind == TENSOR_SEQ and attr in ("values", "indices"):
+            # `x.max(-1).values`, `s.topk(k).indices`: torch.return_types' fields, each a member
+            return tensor(base.device, "int" if attr == "indices" else None).with_(
+                ndim=base.ndim, zero_dim=base.ndim == 0)
         return UNKNOWN_VALUE
 
     def _subscript(self, e: cst.Subscript, scope: Scope) -> Value:
