@@ -171,18 +171,29 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
 
     def summary_scope(self, func: FunctionInfo) -> Scope:
         """The function's names after all its assignments, in order (flow-insensitive)."""
+        key = ("summary", id(func))
         got = self._summary.get(id(func))
         if got is not None:
+            if key in self._busy:
+                self._cuts.append(key)  # a scope still being replayed: what reads it is tentative
             return got
         parent = self.summary_scope(func.parent) if func.parent is not None else self.module_scope()
         partial = ("params", id(func)) in self._busy  # asked while its own parameters are computed
         mark = len(self._cuts)
         scope = Scope(func, parent, dict(self.params(func)))
-        partial = partial or not self._complete(("summary", id(func)), mark)
+        partial = partial or not self._complete(key, mark)
         # published before replay: recursion sees a partial scope
         self._memo(self._summary, id(func), scope, not partial)
-        for b in func.bindings:
-            self.replay(b, scope)
+        self._busy.add(key)
+        try:
+            for b in func.bindings:
+                self.replay(b, scope)
+        finally:
+            self._busy.discard(key)
+        if not partial and not self._complete(key, mark):
+            # the replay read a value that an enclosing computation had cut short (an attribute
+            # whose method's parameters were being computed): asked again once that one is done
+            self._tentative.append((self._summary, id(func)))
         self._forget_cuts()
         return scope
 

@@ -448,7 +448,8 @@ class TorchCalls:
 SHAPE_KEEPING = frozenset(
     "long int float double half bfloat16 bool byte short char clone detach contiguous to cpu cuda type_as "
     "abs neg sign sigmoid relu exp log sqrt rsqrt round floor ceil trunc clamp clip requires_grad_ "
-    "pin_memory argsort".split()
+    "pin_memory argsort flip fliplr flipud roll cumsum cumprod tanh softmax log_softmax masked_fill sin cos "
+    "log1p expm1 reciprocal square nan_to_num logit erf".split()
 )
 SIZED_FACTORIES = frozenset("zeros ones empty rand randn full".split())  # the size comes first
 
