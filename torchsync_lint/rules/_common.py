@@ -6,7 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
-from torchsync_lint.inference.values import CPU, DEVICE, LIST, STR, TENSOR, TENSOR_SEQ, TUPLE, UNKNOWN, Value
+from torchsync_lint.inference.values import BATCH, CPU, CUDA, DEVICE, LIST, STR, TENSOR, TENSOR_SEQ, TUPLE, UNKNOWN, Value
 from torchsync_lint.syntax.walk import iter_children
 
 
@@ -87,8 +87,14 @@ def gpu_tensor_by_evidence(value: Value) -> bool:
 
 def may_be_on_gpu(value: Value) -> bool:
     """A tensor not known to be on the CPU, or a value inference cannot place (an argument of a
-    torch function that only takes tensors)."""
-    return value.maybe_gpu or value.kind == UNKNOWN
+    torch function that only takes tensors), or a part of a batch already on the device (what
+    Lightning's step gets: ``x, y = batch``)."""
+    return value.maybe_gpu or value.kind == UNKNOWN or on_device_batch(value)
+
+
+def on_device_batch(value: Value) -> bool:
+    """A batch (or a part of one) moved to the GPU: where a tensor is expected, a GPU tensor."""
+    return value.kind == BATCH and value.device == CUDA
 
 
 def number_literal(expr: Optional[cst.BaseExpression]) -> Optional[float]:

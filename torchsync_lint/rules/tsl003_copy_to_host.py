@@ -4,7 +4,7 @@ import libcst as cst
 
 from torchsync_lint.inference.values import CPU, LIST, TENSOR, TUPLE, UNKNOWN
 from torchsync_lint.rules.base import Rule
-from torchsync_lint.rules._common import arg, is_true, non_blocking
+from torchsync_lint.rules._common import arg, is_true, non_blocking, on_device_batch
 
 
 # The Tensor methods this rule reports, each only with a host destination (read by rules.claims).
@@ -116,7 +116,7 @@ class CopyToHost(Rule):
         if method == "cpu" and not node.args and self.ctx.value(f.value).kind == UNKNOWN:
             self.report(f.attr)  # a tensor or a module, either on the GPU or nothing to copy
             return
-        if not self.ctx.maybe_gpu_tensor(f.value):
+        if not (self.ctx.maybe_gpu_tensor(f.value) or on_device_batch(self.ctx.value(f.value))):
             return
         # report the method name: in a chain split over lines it is where the copy happens
         if method == "cpu":

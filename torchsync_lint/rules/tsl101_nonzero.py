@@ -4,7 +4,7 @@ import libcst as cst
 
 from torchsync_lint.inference.values import CPU
 from torchsync_lint.rules.base import Rule
-from torchsync_lint.rules._common import arg
+from torchsync_lint.rules._common import arg, may_be_on_gpu
 
 FUNCTIONS = frozenset(("torch.nonzero", "torch.argwhere"))
 METHODS = frozenset(("nonzero", "argwhere"))
@@ -99,5 +99,4 @@ class Nonzero(Rule):
         return len(call.args) == 1 and not call.args[0].star
 
     def _may_be_on_gpu(self, expr: cst.BaseExpression) -> bool:
-        v = self.ctx.value(expr)
-        return v.device != CPU if v.kind == "tensor" else v.kind == "unknown"
+        return may_be_on_gpu(self.ctx.value(expr))

@@ -2,9 +2,9 @@
 
 import libcst as cst
 
-from torchsync_lint.inference.values import CPU, TENSOR, UNKNOWN
+from torchsync_lint.inference.values import CPU
 from torchsync_lint.rules.base import Rule
-from torchsync_lint.rules._common import arg
+from torchsync_lint.rules._common import arg, may_be_on_gpu
 
 FUNCTIONS = frozenset(("torch.unique", "torch.unique_consecutive", "torch.functional.unique",
                        "torch.functional.unique_consecutive"))
@@ -81,7 +81,7 @@ class Unique(Rule):
             first = arg(node, 0, "input")
             if first is not None:
                 v = self.ctx.value(first.value)
-                if (v.kind == TENSOR and v.device != CPU) or v.kind == UNKNOWN:
+                if may_be_on_gpu(v):
                     self.report(node)
             return
         if q is None and self.ctx.tensor_method(node) in METHODS:
