@@ -183,6 +183,10 @@ class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
         self._memo(self._summary, id(func), scope, not partial)
         for b in func.bindings:
             self.replay(b, scope)
+        if not partial and not self._complete(("summary", id(func)), mark):
+            # the replay read a summary cut short by an enclosing computation (a callee's
+            # parameters asked for this caller): partial too, asked again once that is done
+            self._tentative.append((self._summary, id(func)))
         self._forget_cuts()
         return scope
 
