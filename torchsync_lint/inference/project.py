@@ -271,6 +271,8 @@ class Project:
         if v.item is not None:
             item = self.deep(v.item)
             v = v.with_(item=item if item.kind != UNKNOWN else None)
+        if v.keys:
+            v = v.with_(keys=tuple((k, self.deep(x)) for k, x in v.keys))
         return v
 
     def _resolve(self, ref: tuple) -> Value:
@@ -536,4 +538,6 @@ def _assumed(v: Value) -> Value:
         return v.with_(assumed=True)
     if v.elts:
         return v.with_(elts=tuple(_assumed(e) for e in v.elts))
+    if v.keys:
+        return v.with_(keys=tuple((k, _assumed(x)) for k, x in v.keys))
     return v

@@ -107,7 +107,8 @@ class Value:
     def with_(self, **kw) -> "Value":
         d = dict(kind=self.kind, device=self.device, dtype=self.dtype, elts=self.elts, host_data=self.host_data,
                  item=self.item, assumed=self.assumed, ref=self.ref, cls=self.cls, zero_dim=self.zero_dim,
-                 pinned=self.pinned, arraylike=self.arraylike, ndim=self.ndim, cpu_at_init=self.cpu_at_init, maybe=self.maybe)
+                 pinned=self.pinned, arraylike=self.arraylike, ndim=self.ndim, cpu_at_init=self.cpu_at_init, maybe=self.maybe,
+                 keys=self.keys)
         d.update(kw)
         return Value(**d)
 
