@@ -35,6 +35,11 @@ class ClassInfo:
     # name = <expr> in the class body: what ``self.name`` reads until a method assigns it
     class_attrs: Dict[str, cst.BaseExpression] = field(default_factory=dict)
     class_fields: Dict[str, cst.BaseExpression] = field(default_factory=dict)  # name: annotation
+    # what methods put into a container attribute: ``self.x.append(v)`` (the value) and
+    # ``self.x["k"] = v`` (the key's text, or None for a computed one; the value)
+    attr_appends: Dict[str, List[Tuple["FunctionInfo", cst.BaseExpression]]] = field(default_factory=dict)
+    attr_keyed: Dict[str, List[Tuple["FunctionInfo", Optional[str], cst.BaseExpression]]] = field(
+        default_factory=dict)
     # id() of assigned values that a later assignment in the same method always overwrites
     # (same block or an enclosing one): other methods never see them
     overwritten: Set[int] = field(default_factory=set)
@@ -52,6 +57,8 @@ class FunctionInfo:
     bindings: List[tuple] = field(default_factory=list)
     bound: Optional[frozenset] = None  # the names ``bindings`` bind (call_sites.bound_names)
     returns: List[cst.BaseExpression] = field(default_factory=list)
+    # a generator's ``yield`` values (None for a bare ``yield`` or ``yield from``): what it iterates to
+    yields: List[Optional[cst.BaseExpression]] = field(default_factory=list)
     calls: Set[str] = field(default_factory=set)  # callee keys (resolved where possible)
     hot_calls: Set[str] = field(default_factory=set)  # callees called inside a hot loop
     hot_loops: Set[int] = field(default_factory=set)  # id() of loops that contain a training step

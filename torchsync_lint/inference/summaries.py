@@ -13,11 +13,11 @@ from typing import Dict, Optional
 import libcst as cst
 
 from torchsync_lint.inference.annotations import without_arraylike
-from torchsync_lint.inference.call_sites import CallSites, bound_names
+from torchsync_lint.inference.attributes import Attributes
+from torchsync_lint.inference.call_sites import CallSites, all_params, bound_names
 from torchsync_lint.inference.collate import collate_names, collates, on_host
-from torchsync_lint.inference.defs import is_property
 from torchsync_lint.inference.docstrings import docstring, parameter_types
-from torchsync_lint.inference.index import STEP_HOOKS, ClassInfo, FunctionInfo
+from torchsync_lint.inference.index import STEP_HOOKS, FunctionInfo
 from torchsync_lint.inference.lightning import LIGHTNING_STEPS, is_lightning_module, moved_to_device
 from torchsync_lint.inference.names import dotted
 from torchsync_lint.inference.scope import Scope
@@ -56,7 +56,7 @@ from torchsync_lint.inference.values import (
 )
 
 
-class Summaries(CallSites):
+class Summaries(CallSites, Attributes):
     def params(self, func: FunctionInfo) -> Dict[str, Value]:
         got = self._params.get(id(func))
         if got is not None:
@@ -385,115 +385,23 @@ class Summaries(CallSites):
             self._busy.discard(key)
             self._forget_cuts()
 
-    def self_attr(self, cls: Optional[ClassInfo], name: str) -> Value:
-        if cls is None:
-            return UNKNOWN_VALUE
-        key = (id(cls), name)
-        got = self._attrs.get(key)
-        if got is not None:
-            return got
-        busy = ("attr",) + key
-        if busy in self._busy:
-            self._cuts.append(busy)
-            return UNKNOWN_VALUE
-        mark = len(self._cuts)
-        self._busy.add(busy)
-        try:
-            if name in cls.buffers:
-                out = tensor()
-            elif name in cls.attrs:
-                out = self._attr_join(cls, key, cls.attrs[name])
-                if name in cls.class_attrs:  # read before any method assigns it
-                    out = join(out, self.infer(cls.class_attrs[name], self.module_scope()))
-            elif name in cls.methods:  # a property reads as what it returns; a method is no value here
-                m = cls.methods[name]
-                out = self.returns(m) if is_property(m, self.aliases.qualify) else UNKNOWN_VALUE
-            elif name in cls.class_attrs:
-                # `weights = torch.linspace(0, 1, 5)` in the class body: made once, on the host
-                out = self.infer(cls.class_attrs[name], self.module_scope())
-                if out.kind == NONE and name in cls.class_fields:
-                    # `mask: Optional[Tensor] = None`: a dataclass field's default; instances hold the annotation
-                    declared = self.annotation_value(cls.class_fields[name])
-                    out = declared if declared.kind != UNKNOWN else out
-            elif name in cls.class_fields:
-                out = self.annotation_value(cls.class_fields[name])  # a dataclass field `loss: Tensor`
-            else:
-                out = UNKNOWN_VALUE
-                for base in cls.bases:
-                    base_cls = self.index.classes.get(base.split(".")[-1])
-                    if base_cls is not None and base_cls is not cls:
-                        out = self.self_attr(base_cls, name)
-                        if out.kind != UNKNOWN:
-                            break
-                if out.kind == UNKNOWN and out.ref is None:
-                    for base in self._foreign_bases(cls):
-                        out = self._ref(("attr", base, name))
-                        if out.kind != UNKNOWN:
-                            break
-            # tentative when a summary it depends on was cut short (a cycle through the callers)
-            self._memo(self._attrs, key, out, self._complete(busy, mark))
-            return out
-        finally:
-            self._busy.discard(busy)
-            self._forget_cuts()
+    def _yielded(self, func: FunctionInfo) -> Optional[Value]:
+        """The join of a generator's ``yield`` values; None where one is unknown."""
+        if any(y is None for y in func.yields):
+            return None
+        scope = self.summary_scope(func)
+        out = None
+        for y in func.yields:
+            v = self.infer(y, scope)
+            out = v if out is None else join(out, v)
+        return out if out is not None and out.kind != UNKNOWN else None
 
-    def _attr_join(self, cls: ClassInfo, key: tuple, assignments) -> Value:
-        """The join of every ``self.x = ...``. One that reads ``self.x`` itself (``self.x =
-        self.x.to("cpu")``) is evaluated again with the join of the others, so that a transformed
-        attribute keeps its kind instead of turning the whole attribute unknown."""
-        busy = ("attr",) + key
-        plain, derived = [], []
-        cut_in = set()  # methods whose replay read the attribute while it was being computed
-        for f, _expr in assignments:
-            mark = len(self._cuts)
-            self.summary_scope(f)
-            if busy in self._cuts[mark:]:
-                cut_in.add(id(f))
-        for f, expr in assignments:
-            mark = len(self._cuts)
-            v = self.infer(expr, self.summary_scope(f))
-            (derived if busy in self._cuts[mark:] or id(f) in cut_in else plain).append((f, expr, v))
-        overwritten = cls.overwritten
 
-        def joined(rows, live_only: bool) -> Optional[Value]:
-            out = None
-            for _f, expr, v in rows:
-                if not (live_only and id(expr) in overwritten):
-                    out = v if out is None else join(out, v)
-            return out
+def _contradicted(declared: Value, returns: list) -> bool:
+    """``-> torch.LongTensor`` (or ``-> dict[...]``) over a body whose every ``return`` builds a
+    tuple (``return ids, len(new)``): what callers unpack is the tuple."""
+    return declared.kind not in (UNKNOWN, TUPLE) and all(type(r) is cst.Tuple for r in returns)
 
-        base = joined(plain, False)
-        if derived and base is not None and base.kind != UNKNOWN:
-            self._attrs[key] = base  # one round of the fixpoint: the derived ones read this
-            try:
-                for f in {id(f): f for f, _e, _v in derived}.values():
-                    self._summary.pop(id(f), None)  # replayed while the attribute was unknown
-                derived = [(f, expr, self.infer(expr, self.summary_scope(f))) for f, expr, _v in derived]
-            finally:
-                self._attrs.pop(key, None)
-        out = joined(plain + derived, True)
-        if out is None:  # every assignment overwritten (cannot be): keep them all
-            out = joined(plain + derived, False)
-        # not when a method moves it in place (`self.x = self.x.to(d)`): there after its first call
-        if not derived and out is not None and out.kind == TENSOR and out.device is None and any(
-                f.name == "__init__" and v.kind == TENSOR and v.device == CPU and id(expr) not in overwritten
-                for f, expr, v in plain):
-            out = out.with_(cpu_at_init=True)  # until the method that moves it has run
-        return out if out is not None else UNKNOWN_VALUE
-
-    def method(self, cls: Optional[ClassInfo], name: str) -> Optional[FunctionInfo]:
-        seen = set()
-        while cls is not None and id(cls) not in seen:
-            seen.add(id(cls))
-            if name in cls.methods:
-                return cls.methods[name]
-            nxt = None
-            for base in cls.bases:
-                nxt = self.index.classes.get(base.split(".")[-1])
-                if nxt is not None:
-                    break
-            cls = nxt
-        return None
 
 def _is_none(e: cst.BaseExpression) -> bool:
     return type(e) is cst.Name and e.value == "None"
