@@ -173,3 +173,29 @@ def is_property(func: FunctionInfo, qualify) -> bool:
         if qualify(expr) in PROPERTY_DECORATORS or (type(expr) is cst.Name and expr.value == "property"):
             return True
     return False
+
+
+def generated_fields(cls: ClassInfo, qualify) -> Tuple[str, ...]:
+    """The fields, in order, of a class whose ``__init__`` Python writes from them: a
+    ``@dataclass`` or a ``typing.NamedTuple`` subclass without an ``__init__`` of its own
+    (``Out(loss, mask=m)`` stores ``loss`` and ``m`` there); else ()."""
+    if "__init__" in cls.methods or not cls.class_fields:
+        return ()
+    made = any((qualify(d.decorator.func if type(d.decorator) is cst.Call else d.decorator) or "").split(".")[-1]
+               == "dataclass" for d in cls.node.decorators)
+    if not made and not any(b.split(".")[-1] == "NamedTuple" for b in cls.bases):
+        return ()
+    return tuple(n for n, ann in cls.class_fields.items()
+                 if not (type(ann) in (cst.Subscript, cst.Name, cst.Attribute) and "ClassVar" in _head(ann)))
+
+
+def _head(ann: cst.BaseExpression) -> str:
+    """The last name of an annotation's head (``ClassVar`` of ``typing.ClassVar[int]``)."""
+    e = ann.value if type(ann) is cst.Subscript else ann
+    return e.attr.value if type(e) is cst.Attribute else e.value if type(e) is cst.Name else ""
+
+
+def class_level(node: cst.FunctionDef) -> bool:
+    """A ``@staticmethod`` or ``@classmethod``: callable through the class's name."""
+    return any(type(d.decorator) is cst.Name and d.decorator.value in ("staticmethod", "classmethod")
+               for d in node.decorators)

@@ -21,7 +21,7 @@ from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference.evaluate import EXTERNAL_ROOTS, Evaluator
 from torchsync_lint.inference.callgraph import FileSummary, summary_from_data, summary_to_data  # noqa: F401
 from torchsync_lint.inference.switches import own_log_prob, turns_validation_off
-from torchsync_lint.inference.defs import bound_names, is_property
+from torchsync_lint.inference.defs import bound_names, generated_fields, is_property
 from torchsync_lint.inference.index import FileIndex
 from torchsync_lint.inference.values import (
     DEVICE,
@@ -90,6 +90,9 @@ def extract(index: FileIndex, evaluator: Evaluator, summary: Optional[FileSummar
             "methods": {n: m.key for n, m in cls.methods.items()},
             "attrs": attrs,
         }
+        fields = generated_fields(cls, index.aliases.qualify)
+        if fields:
+            classes[cls.key]["fields"] = list(fields)
     values = {}
     for name, v in evaluator.module_scope().values.items():
         if _keep(v):

@@ -178,6 +178,14 @@ class Project(ProjectCalls):
                     todo.append(bk)
         return out
 
+    def fields(self, cls_key: str) -> tuple:
+        """A dataclass's or NamedTuple's constructor fields, in order (``defs.generated_fields``):
+        its project bases' first."""
+        out: List[str] = []
+        for k in reversed(self.mro(cls_key)):
+            out.extend(n for n in self._classes[k][1].get("fields", ()) if n not in out)
+        return tuple(out) if cls_key in self._classes and self._classes[cls_key][1].get("fields") else ()
+
     def bases_in_ancestry(self, cls_key: str) -> List[str]:
         """Every base named by the class or a project class it derives from (qualified names)."""
         return [b for k in self.mro(cls_key) for b in self._classes[k][1].get("bases", ())]
