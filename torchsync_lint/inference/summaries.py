@@ -114,9 +114,11 @@ class Summaries(CallSites, Attributes):
                     pos = i - (1 if func.is_method and not is_static else 0)
                     at = pos if param in positional else None
                     passed = self._passed(func, name, at)
-                    if passed is None and self.project is not None and func.parent is None:
-                        got = self.project.param(func.key, name, at)
-                        passed = got if got.kind != UNKNOWN else None
+                    if passed is None and func.parent is None:
+                        # other files' calls (`super().forward(x, m)` in a subclass there): open,
+                        # so that the project pass checks this file again once they are known
+                        got = self._other_files_pass(func, name, at)
+                        passed = got if got is not None and got.kind != UNKNOWN else None
                     if passed is not None and not passed.assumed and (
                             passed.kind == TENSOR or (not first and passed.kind in (NUMBER, NONE))):
                         v = passed
