@@ -198,6 +198,12 @@ class CallSites:
                     if b[0] == "assign" and b[2] is site.call and len(b[1]) == 1 and type(b[1][0]) is cst.Name:
                         out.extend(CallSite(s.caller, s.call, bound) for s in
                                    self.index.call_sites.get(b[1][0].value, []) if s.caller is site.caller)
+                    elif b[0] == "assign" and b[2] is site.call and len(b[1]) == 1 and site.caller.is_method:
+                        # `self.reduce = partial(func, ...)`: the class's `self.reduce(x)` calls
+                        held = _handed_name(b[1][0])
+                        if held is not None and held.startswith("self."):
+                            out.extend(CallSite(s.caller, s.call, bound) for s in self.index.call_sites.get(held, [])
+                                       if s.caller is not None and s.caller.cls is site.caller.cls)
                 continue
             target, skip = None, 0
             if type(callee) is cst.Name:

@@ -200,6 +200,9 @@ class Calls:
         if type(func) is cst.Attribute:
             recv = self.infer(func.value, scope)
             name = func.attr.value
+            m = self._class_level(func, recv, scope)
+            if m is not None:
+                return self.returns_at(m, call, scope)
             if recv.kind == TENSOR:
                 return self.tensor_method(name, recv, call, scope)
             if recv.kind == SELF:

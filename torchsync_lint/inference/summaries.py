@@ -325,11 +325,51 @@ class Summaries(CallSites, Attributes):
         argument here is a host tensor or a plain Python value: ``rescale(betas)`` of a CPU table
         stays on the CPU."""
         out = self.returns(func)
+        if out.kind == UNKNOWN and out.ref is None and call is not None and scope is not None:
+            out = self._handed_return(func, call, scope) or out
         if (call is None or scope is None or out.kind != TENSOR or out.device is not None
                 or self.assume_params is not None or not call.args or not self._host_arguments(call, scope)):
             return out
         alt = self.host_variant().returns(func)
         return alt if alt.kind == TENSOR and alt.device == CPU else out
+
+    def _handed_return(self, func: FunctionInfo, call: cst.Call, scope: Scope) -> Optional[Value]:
+        """``apply(loss_fn, a, b)`` where ``apply`` returns ``fn(a, b)`` of its parameter ``fn``:
+        what the function this call hands it returns (a function or ``self.<method>`` here)."""
+        key = ("handed_return", id(func))
+        if not func.returns or key in self._busy or any(a.star for a in call.args):
+            return None
+        params = [q.name.value for q in all_params(func)]
+        if func.is_method and not is_static(func.node):
+            params = params[1:]
+        positional = [a.value for a in call.args if a.keyword is None]
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        self._busy.add(key)
+        try:
+            out = None
+            for r in func.returns:
+                name = r.func.value if type(r) is cst.Call and type(r.func) is cst.Name else None
+                if name not in params or name in bound_names(func):
+                    return None
+                i = params.index(name)
+                arg = keywords.get(name, positional[i] if i < len(positional) else None)
+                target = self._handed_function(arg, scope) if arg is not None else None
+                if target is None:
+                    return None
+                got = self.returns(target)
+                out = got if out is None else join(out, got)
+            return out if out is not None and out.kind != UNKNOWN else None
+        finally:
+            self._busy.discard(key)
+
+    def _handed_function(self, arg: cst.BaseExpression, scope: Scope) -> Optional[FunctionInfo]:
+        """The function of this file an argument names: ``f`` or ``self.f``."""
+        if type(arg) is cst.Name:
+            return self._local_function(arg.value, scope)
+        if (type(arg) is cst.Attribute and type(arg.value) is cst.Name
+                and (scope.lookup(arg.value.value) or UNKNOWN_VALUE).kind == SELF):
+            return self.method(scope.cls, arg.attr.value)
+        return None
 
     def host_variant(self):
         """This file's evaluator that summarises with host tensors in the open parameters (made
@@ -369,14 +409,19 @@ class Summaries(CallSites, Attributes):
             if comment is not None:
                 out = self.annotation_value(comment[1])
             out = without_arraylike(out)
-            if func.returns and (out.kind == UNKNOWN or vague_tensors(out) or bare_container(out)):
+            if func.yields:
+                if out.kind == UNKNOWN:  # a generator: iterated, it gives what it yields (if known)
+                    item = self._yielded(func)
+                    out = Value(LIST, item=item) if item is not None else UNKNOWN_VALUE
+            elif func.returns and (out.kind == UNKNOWN or vague_tensors(out) or bare_container(out)
+                                   or _contradicted(out, func.returns)):
                 scope = self.summary_scope(func)
                 vals = [self.infer(r, scope) for r in func.returns]
                 body = vals[0]
                 for v in vals[1:]:
                     body = join(body, v)
                 # `-> tuple[Tensor, float]` says what; `return torch.randperm(4), f` says where
-                out = body if out.kind == UNKNOWN else refine_annotation(out, body)
+                out = body if out.kind == UNKNOWN or _contradicted(out, func.returns) else refine_annotation(out, body)
             elif out.kind == UNKNOWN and not func.returns and not placeholder(func.node):
                 out = Value(NONE)
             # partial when its parameters or a caller were not known yet

@@ -81,7 +81,8 @@ class Value:
     # (``hit = False; hit = hit or (e > lim)``): reported at a lower confidence
     maybe: bool = False
     # dicts: the values of the string keys a literal, a function's stores or a TypedDict name
-    # (``{"loss": t, "n": 3}``, ``state["step"] = ...``); where some are named, another key is unknown
+    # (``{"loss": t, "n": 3}``, ``state["step"] = ...``); where some are named, another key is unknown.
+    # OBJECT values: what the constructor of a dataclass / NamedTuple stored in each field
     keys: Tuple[Tuple[str, "Value"], ...] = ()
 
     def keyed(self, key: str) -> Optional["Value"]:
