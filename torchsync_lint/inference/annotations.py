@@ -78,6 +78,8 @@ def without_arraylike(v: Value) -> Value:
         return UNKNOWN_VALUE
     if v.elts:
         return v.with_(elts=tuple(without_arraylike(e) for e in v.elts))
+    if v.keys:
+        v = v.with_(keys=tuple((k, without_arraylike(x)) for k, x in v.keys))
     if v.item is not None:
         item = without_arraylike(v.item)
         return v.with_(item=item if item.kind != UNKNOWN else None)

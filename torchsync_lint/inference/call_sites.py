@@ -19,6 +19,7 @@ from torchsync_lint.inference.defs import (  # noqa: F401
     ClassInfo,
     FunctionInfo,
     bound_names,
+    class_level,
     target_names,
 )
 from torchsync_lint.inference import torch_api as api
@@ -53,6 +54,10 @@ class CallSites:
         sites += self.handed_on_sites("self." + func.name, func)  # `run_chunks(self.part, x)`
         if func.name == "__init__" and func.cls is not None:
             sites += self.index.call_sites.get(func.cls.name, [])
+        sites += self._super_sites(func)
+        if func.cls is not None and class_level(func.node):  # `Boxes.mask(x)`
+            sites += [s for s in self.index.call_sites.get("." + func.name, ())
+                      if type(s.call.func.value) is cst.Name and s.call.func.value.value == func.cls.name]
         if func.name == "forward" and func.cls is not None and func.cls.is_module:
             sites += self._submodule_sites(func.cls)
         others = self.index.call_sites.get("." + func.name)
@@ -70,6 +75,21 @@ class CallSites:
                 finally:
                     self._busy.discard(key)
         return sites
+
+    def _super_sites(self, func: FunctionInfo) -> list:
+        """``super().name(...)`` in a method of a subclass of the file whose first base here
+        resolves ``name`` to ``func`` (``super().__init__(table, device="cuda")``)."""
+        out = []
+        for site in self.index.call_sites.get("." + func.name, ()):
+            recv, caller = site.call.func.value, site.caller
+            if (type(recv) is not cst.Call or caller is None or not caller.is_method or caller.cls is func.cls
+                    or self.aliases.qualify(recv.func) != "builtins.super"):
+                continue
+            base = next((self.index.classes[b.split(".")[-1]] for b in caller.cls.bases
+                         if b.split(".")[-1] in self.index.classes), None)
+            if base is not None and base is not caller.cls and self.method(base, func.name) is func:
+                out.append(site)
+        return out
 
     def _reaches(self, caller: Optional[FunctionInfo], func: FunctionInfo) -> bool:
         """``self.name(...)`` in ``caller`` can run the method ``func``: the caller's class is its
@@ -178,6 +198,12 @@ class CallSites:
                     if b[0] == "assign" and b[2] is site.call and len(b[1]) == 1 and type(b[1][0]) is cst.Name:
                         out.extend(CallSite(s.caller, s.call, bound) for s in
                                    self.index.call_sites.get(b[1][0].value, []) if s.caller is site.caller)
+                    elif b[0] == "assign" and b[2] is site.call and len(b[1]) == 1 and site.caller.is_method:
+                        # `self.reduce = partial(func, ...)`: the class's `self.reduce(x)` calls
+                        held = _handed_name(b[1][0])
+                        if held is not None and held.startswith("self."):
+                            out.extend(CallSite(s.caller, s.call, bound) for s in self.index.call_sites.get(held, [])
+                                       if s.caller is not None and s.caller.cls is site.caller.cls)
                 continue
             target, skip = None, 0
             if type(callee) is cst.Name:

@@ -14,7 +14,7 @@ import libcst as cst
 
 from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference import named_tuples
-from torchsync_lint.inference.defs import string_key
+from torchsync_lint.inference.defs import class_level, generated_fields, string_key
 from torchsync_lint.inference.index import ClassInfo, FunctionInfo, any_base
 from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.values import (
@@ -26,6 +26,7 @@ from torchsync_lint.inference.values import (
     EVENT,
     FUNC,
     LIST,
+    MAX_KEYS,
     MODULE,
     NDARRAY,
     NUMBER,
@@ -195,10 +196,13 @@ class Calls:
                 if base.kind == TENSOR and base.ndim is not None:
                     v = v.with_(ndim=base.ndim, zero_dim=base.zero_dim)
             if v is not None:
-                return v
+                return self._with_fields(v, call, scope)
         if type(func) is cst.Attribute:
             recv = self.infer(func.value, scope)
             name = func.attr.value
+            m = self._class_level(func, recv, scope)
+            if m is not None:
+                return self.returns_at(m, call, scope)
             if recv.kind == TENSOR:
                 return self.tensor_method(name, recv, call, scope)
             if recv.kind == SELF:
@@ -293,8 +297,60 @@ class Calls:
                 return self.returns_at(f, call, scope)
             cls = self.index.classes.get(func.value)
             if cls is not None:
-                return self._instance(cls)
+                return self._with_fields(self._instance(cls), call, scope)
         return UNKNOWN_VALUE
+
+    def _class_level(self, func: cst.Attribute, recv: Value, scope: Scope) -> Optional[FunctionInfo]:
+        """``Boxes.mask(x)`` / ``Boxes.build(x)``: a static or class method called through the
+        name of a class of this file (``self`` is not passed)."""
+        if recv.kind != UNKNOWN or recv.ref is not None or type(func.value) is not cst.Name:
+            return None
+        cls = self.index.classes.get(func.value.value)
+        if cls is None or scope.lookup(func.value.value) is not None:
+            return None
+        m = self.method(cls, func.attr.value)
+        return m if m is not None and class_level(m.node) else None
+
+    def _with_fields(self, v: Value, call: cst.Call, scope: Scope) -> Value:
+        """``Out(logits, mask=x > 0)`` of a dataclass or NamedTuple class: the instance, with
+        what the call stores in each field (as a dict's keys): a bool mask or a 0-dim index
+        that the field's annotation (``Tensor``) does not say."""
+        if v.kind != OBJECT or v.cls is None or not call.args:
+            return v
+        names = self.field_names(v.cls)
+        if not names:
+            return v
+        keys = {}
+        positional = 0
+        for a in call.args:
+            if a.star:
+                return v
+            if a.keyword is None:
+                name = names[positional] if positional < len(names) else None
+                positional += 1
+            else:
+                name = a.keyword.value if a.keyword.value in names else None
+            if name is not None:
+                got = self.infer(a.value, scope)
+                if got.kind != UNKNOWN:
+                    keys[name] = got
+        return v.with_(keys=tuple(keys.items())[:MAX_KEYS]) if keys else v
+
+    def field_names(self, cls_key: str) -> tuple:
+        """The generated constructor's fields of a project class (``defs.generated_fields``),
+        those of dataclass bases first."""
+        local = self._local_class(cls_key)
+        if local is None:
+            return self.project.fields(cls_key) if self.project is not None else ()
+        own = generated_fields(local, self.aliases.qualify)
+        if not own:
+            return ()
+        for b in local.bases:
+            if b.split(".")[-1] != cls_key.split(".")[-1]:
+                base = self.index.classes.get(b.split(".")[-1])
+                inherited = self.field_names(base.key) if base is not None else ()
+                own = inherited + tuple(n for n in own if n not in inherited)
+        return own
 
     def _batch_method(self, recv: Value, name: str, call: cst.Call, scope: Scope) -> Value:
         """Methods of a batch from a DataLoader: moves to the device give device tensors; a dict

@@ -40,7 +40,8 @@ def on_host(v: Value, unnamed_only: bool = False) -> Value:
     """``v`` with every tensor it holds on the host (``unnamed_only``: those of a device not known)."""
     if v.kind == TENSOR:
         return v.with_(device=CPU) if v.device is None or not unnamed_only else v
-    if v.kind in (DICT, LIST, TUPLE) and (v.item is not None or v.elts):
+    if v.kind in (DICT, LIST, TUPLE) and (v.item is not None or v.elts or v.keys):
         return v.with_(item=on_host(v.item, unnamed_only) if v.item is not None else None,
-                       elts=tuple(on_host(e, unnamed_only) for e in v.elts))
+                       elts=tuple(on_host(e, unnamed_only) for e in v.elts),
+                       keys=tuple((k, on_host(x, unnamed_only)) for k, x in v.keys))
     return v

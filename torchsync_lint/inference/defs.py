@@ -35,6 +35,11 @@ class ClassInfo:
     # name = <expr> in the class body: what ``self.name`` reads until a method assigns it
     class_attrs: Dict[str, cst.BaseExpression] = field(default_factory=dict)
     class_fields: Dict[str, cst.BaseExpression] = field(default_factory=dict)  # name: annotation
+    # what methods put into a container attribute: ``self.x.append(v)`` (the value) and
+    # ``self.x["k"] = v`` (the key's text, or None for a computed one; the value)
+    attr_appends: Dict[str, List[Tuple["FunctionInfo", cst.BaseExpression]]] = field(default_factory=dict)
+    attr_keyed: Dict[str, List[Tuple["FunctionInfo", Optional[str], cst.BaseExpression]]] = field(
+        default_factory=dict)
     # id() of assigned values that a later assignment in the same method always overwrites
     # (same block or an enclosing one): other methods never see them
     overwritten: Set[int] = field(default_factory=set)
@@ -52,6 +57,8 @@ class FunctionInfo:
     bindings: List[tuple] = field(default_factory=list)
     bound: Optional[frozenset] = None  # the names ``bindings`` bind (call_sites.bound_names)
     returns: List[cst.BaseExpression] = field(default_factory=list)
+    # a generator's ``yield`` values (None for a bare ``yield`` or ``yield from``): what it iterates to
+    yields: List[Optional[cst.BaseExpression]] = field(default_factory=list)
     calls: Set[str] = field(default_factory=set)  # callee keys (resolved where possible)
     hot_calls: Set[str] = field(default_factory=set)  # callees called inside a hot loop
     hot_loops: Set[int] = field(default_factory=set)  # id() of loops that contain a training step
@@ -166,3 +173,29 @@ def is_property(func: FunctionInfo, qualify) -> bool:
         if qualify(expr) in PROPERTY_DECORATORS or (type(expr) is cst.Name and expr.value == "property"):
             return True
     return False
+
+
+def generated_fields(cls: ClassInfo, qualify) -> Tuple[str, ...]:
+    """The fields, in order, of a class whose ``__init__`` Python writes from them: a
+    ``@dataclass`` or a ``typing.NamedTuple`` subclass without an ``__init__`` of its own
+    (``Out(loss, mask=m)`` stores ``loss`` and ``m`` there); else ()."""
+    if "__init__" in cls.methods or not cls.class_fields:
+        return ()
+    made = any((qualify(d.decorator.func if type(d.decorator) is cst.Call else d.decorator) or "").split(".")[-1]
+               == "dataclass" for d in cls.node.decorators)
+    if not made and not any(b.split(".")[-1] == "NamedTuple" for b in cls.bases):
+        return ()
+    return tuple(n for n, ann in cls.class_fields.items()
+                 if not (type(ann) in (cst.Subscript, cst.Name, cst.Attribute) and "ClassVar" in _head(ann)))
+
+
+def _head(ann: cst.BaseExpression) -> str:
+    """The last name of an annotation's head (``ClassVar`` of ``typing.ClassVar[int]``)."""
+    e = ann.value if type(ann) is cst.Subscript else ann
+    return e.attr.value if type(e) is cst.Attribute else e.value if type(e) is cst.Name else ""
+
+
+def class_level(node: cst.FunctionDef) -> bool:
+    """A ``@staticmethod`` or ``@classmethod``: callable through the class's name."""
+    return any(type(d.decorator) is cst.Name and d.decorator.value in ("staticmethod", "classmethod")
+               for d in node.decorators)

@@ -29,6 +29,7 @@ from torchsync_lint.inference.values import (
     MAX_KEYS,
     MODULE,
     NDARRAY,
+    NONE,
     NUMBER,
     OBJECT,
     SELF,
@@ -159,10 +160,16 @@ class Expressions:
         if base.kind in (MODULE, OBJECT) and base.cls is not None and attr not in SHAPE_ATTRS:
             # `meter.total`, `out.loss`: what the class stores there (here, or in another file)
             local = self._local_class(base.cls)
+            declared = None
             if local is not None:
-                return self.self_attr(local, attr)
-            if base.cls.split(".")[0] not in EXTERNAL_ROOTS:
-                return self._ref(("attr", base.cls, attr))
+                declared = self.self_attr(local, attr)
+            elif base.cls.split(".")[0] not in EXTERNAL_ROOTS:
+                declared = self._ref(("attr", base.cls, attr))
+            stored = next((v for k, v in base.keys if k == attr), None)  # what the constructor stored
+            if stored is not None and (stored.kind == TENSOR or declared is None or declared.kind in (UNKNOWN, NONE)):
+                return stored
+            if declared is not None:
+                return declared
         return self._attribute_of(base, attr)
 
     @staticmethod

@@ -25,6 +25,7 @@ from torchsync_lint.inference.defs import (  # noqa: F401  (re-exported)
     string_key,
     target_names,
 )
+from torchsync_lint.inference.index_bindings import Bindings, augmented_value  # noqa: F401  (re-exported)
 from torchsync_lint.inference.names import BUILTIN_NAMES, Aliases, dotted
 from torchsync_lint.inference.switches import leaves_validation_on
 
@@ -40,13 +41,7 @@ STEP_CALL_ATTRS = frozenset(("backward", "step"))
 MODULE_BASE_SUFFIXES = ("Module", "Loss", "LightningModule", "Sequential", "ModuleList", "ModuleDict")
 
 
-def augmented_value(node: cst.AugAssign) -> cst.BinaryOperation:
-    """``x += v`` binds ``x`` to ``x + v``: ``loss_sum = 0.0; loss_sum += loss`` holds a tensor."""
-    op = getattr(cst, type(node.operator).__name__[: -len("Assign")])()
-    return cst.BinaryOperation(left=node.target, operator=op, right=node.value)
-
-
-class FileIndex(cst.CSTVisitor):
+class FileIndex(Bindings, cst.CSTVisitor):
     """Run with ``module.visit(FileIndex(...))``."""
 
     def __init__(self, module_name: str, is_package: bool = False) -> None:
@@ -213,42 +208,6 @@ class FileIndex(cst.CSTVisitor):
                 outer.append(use)  # a closure may see the enclosing function's local
 
     # -- bindings ----------------------------------------------------------------------------
-    def _bindings(self) -> List[tuple]:
-        return self._func_stack[-1].bindings if self._func_stack else self.module_bindings
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        targets = [t.target for t in node.targets]
-        self._bindings().append(("assign", targets, node.value))
-        if self._scopes and isinstance(self._scopes[-1], ClassInfo):
-            for t in targets:
-                if type(t) is cst.Name:
-                    self._scopes[-1].class_attrs[t.value] = node.value
-        for t in targets:
-            self._record_self_attr(t, node.value)
-            if (type(t) is cst.Subscript and type(t.value) is cst.Name and self._func_stack
-                    and len(t.slice) == 1 and type(t.slice[0].slice) is cst.Index
-                    and type(t.slice[0].slice.value) in (cst.SimpleString, cst.FormattedString)):
-                self._func_stack[-1].keyed.setdefault(t.value.value, []).append(
-                    (string_key(t.slice[0].slice.value), node.value))
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._bindings().append(("annassign", [node.target], node.value, node.annotation.annotation))
-        if self._scopes and isinstance(self._scopes[-1], ClassInfo) and type(node.target) is cst.Name:
-            if node.value is not None:
-                self._scopes[-1].class_attrs[node.target.value] = node.value
-            # a dataclass / NamedTuple field: `loss: Tensor`, `mask: Optional[Tensor] = None`
-            self._scopes[-1].class_fields[node.target.value] = node.annotation.annotation
-        if node.value is not None:
-            self._record_self_attr(node.target, node.value)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        value = self.augmented[id(node)] = augmented_value(node)
-        self._bindings().append(("assign", [node.target], value))
-        self._record_self_attr(node.target, value)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._bindings().append(("assign", [node.target], node.value))
-
     def visit_For(self, node: cst.For) -> None:
         self._bindings().append(("for", node.target, node.iter))
         if self._no_grad:
@@ -334,10 +293,6 @@ class FileIndex(cst.CSTVisitor):
     def leave_While(self, node: cst.While) -> None:
         self._leave_loop(node)
 
-    def visit_Assert(self, node: cst.Assert) -> None:
-        if type(node.test) in (cst.Call, cst.BooleanOperation):
-            self._bindings().append(("assert", [], node.test))  # isinstance narrowing (evaluate.replay)
-
     def _turns_off_grad(self, e: cst.BaseExpression) -> bool:
         """``torch.no_grad()`` / ``torch.inference_mode()``, called or bare (a decorator)."""
         if type(e) is cst.Call:
@@ -353,39 +308,6 @@ class FileIndex(cst.CSTVisitor):
     def leave_With(self, node: cst.With) -> None:
         if self._no_grad and self._no_grad[-1] is node:
             self._no_grad.pop()
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self._bindings().append(("with", node.asname.name, node.item))
-
-    def visit_Return(self, node: cst.Return) -> None:
-        if self._func_stack and node.value is not None:
-            self._func_stack[-1].returns.append(node.value)
-
-    def _record_self_attr(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        if type(target) in (cst.Tuple, cst.List):
-            # `self.degrees, self.offset = helper(...)`: each attribute gets its element of the
-            # value, as the expression `value[i]` (a tuple's element, as inference reads it)
-            elements = target.elements
-            if not any(type(el) is cst.StarredElement for el in elements):
-                for i, el in enumerate(elements):
-                    self._record_self_attr(el.value, _element_of(value, i))
-            return
-        if (
-            type(target) is cst.Attribute
-            and type(target.value) is cst.Name
-            and target.value.value == "self"
-            and self._func_stack
-            and self._func_stack[-1].cls is not None
-        ):
-            func = self._func_stack[-1]
-            func.cls.attrs.setdefault(target.attr.value, []).append((func, value))
-            blocks = tuple(self._blocks)
-            earlier = self._attr_blocks.setdefault((id(func), target.attr.value), [])
-            for other_blocks, other in earlier:
-                if other_blocks[: len(blocks)] == blocks:
-                    func.cls.overwritten.add(id(other))
-            earlier.append((blocks, value))
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._blocks.append(id(node))
@@ -422,6 +344,11 @@ class FileIndex(cst.CSTVisitor):
         if (type(func) is cst.Attribute and type(func.value) is cst.Name and self._func_stack
                 and func.attr.value in ("append", "insert") and node.args and not node.args[-1].star):
             self._func_stack[-1].appends.setdefault(func.value.value, []).append(node.args[-1].value)
+        if (type(func) is cst.Attribute and func.attr.value in ("append", "insert") and node.args
+                and not node.args[-1].star):
+            held = self._self_attr_of(func.value)
+            if held is not None:
+                held[0].cls.attr_appends.setdefault(held[1], []).append((held[0], node.args[-1].value))
         if type(func) is cst.Attribute and func.attr.value in ("to", "cuda") and self._func_stack:
             moved = func.value
             while type(moved) in (cst.Subscript, cst.Attribute):
@@ -564,11 +491,3 @@ def _TENSOR_ONLY() -> frozenset:
     """Methods only a tensor has and that were measured not to sync: a use of one is evidence that
     the receiver is a tensor (a syncing one would be the only evidence for its own finding)."""
     return frozenset(m for m in torch_facts.tensor_only_methods() if catalog.syncs("torch.Tensor." + m) is False)
-
-
-def _element_of(value: cst.BaseExpression, i: int) -> cst.BaseExpression:
-    """The expression ``value[i]``, made for inference only (it has no place in the source)."""
-    if type(value) in (cst.Tuple, cst.List) and len(value.elements) > i \
-            and not any(type(el) is cst.StarredElement for el in value.elements):
-        return value.elements[i].value
-    return cst.Subscript(value=value, slice=[cst.SubscriptElement(slice=cst.Index(value=cst.Integer(str(i))))])

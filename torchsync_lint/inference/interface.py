@@ -16,12 +16,14 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional
 
+import libcst as cst
+
 from torchsync_lint.inference import by_name
 from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference.evaluate import EXTERNAL_ROOTS, Evaluator
 from torchsync_lint.inference.callgraph import FileSummary, summary_from_data, summary_to_data  # noqa: F401
 from torchsync_lint.inference.switches import own_log_prob, turns_validation_off
-from torchsync_lint.inference.defs import bound_names, is_property
+from torchsync_lint.inference.defs import bound_names, generated_fields, is_property
 from torchsync_lint.inference.index import FileIndex
 from torchsync_lint.inference.values import (
     DEVICE,
@@ -90,6 +92,9 @@ def extract(index: FileIndex, evaluator: Evaluator, summary: Optional[FileSummar
             "methods": {n: m.key for n, m in cls.methods.items()},
             "attrs": attrs,
         }
+        fields = generated_fields(cls, index.aliases.qualify)
+        if fields:
+            classes[cls.key]["fields"] = list(fields)
     values = {}
     for name, v in evaluator.module_scope().values.items():
         if _keep(v):
@@ -123,10 +128,10 @@ def _method_calls(index: FileIndex, evaluator: Evaluator) -> List[list]:
     ["@name", name, args, kwargs] (the project's methods of that name, ``by_name``)."""
     out: List[list] = []
     for key, sites in index.call_sites.items():
+        tensor_method = False
         if key.startswith("."):
             name = key[1:]
-            if facts.method(name) is not None:
-                continue  # a tensor method: never a project class's
+            tensor_method = facts.method(name) is not None  # never a project class's, but through super()
         elif key.startswith("self."):
             name = "__call__"
         else:
@@ -134,6 +139,16 @@ def _method_calls(index: FileIndex, evaluator: Evaluator) -> List[list]:
         for site in sites:
             call = site.call
             if not call.args or len(call.args) > _MAX_CALL_ARGS or any(a.star for a in call.args):
+                continue
+            base = _super_base(index, site) if key.startswith(".") else None
+            if base is not None:
+                # `super().__init__(table, device="cuda")` into a class of another file
+                args, kwargs = _arguments(evaluator, site.caller, call)
+                if any(_informative_argument(v) for v in list(args) + list(kwargs.values())):
+                    out.append(["@method", to_data(Value(OBJECT, cls=base)), name, [to_data(v) for v in args],
+                                {k: to_data(v) for k, v in kwargs.items()}])
+                continue
+            if tensor_method:
                 continue
             recv_expr = call.func.value if key.startswith(".") else call.func
             scope = evaluator.summary_scope(site.caller) if site.caller is not None else evaluator.module_scope()
@@ -225,6 +240,20 @@ def _informative_argument(v) -> bool:
     """An argument that can change what a callee's rules decide: not a plain number or string
     (a string naming a device is one: tensors made with it live there)."""
     return v.ref is not None or v.kind not in (UNKNOWN, NUMBER, STR, NONE) or (v.kind == STR and v.device is not None)
+
+
+def _super_base(index: FileIndex, site) -> Optional[str]:
+    """``super().name(...)`` in a method whose class's first base is a project class of another
+    file: that base's qualified name; else None."""
+    recv = site.call.func.value
+    cls = site.caller.cls if site.caller is not None and site.caller.is_method else None
+    if (cls is None or not cls.bases or type(recv) is not cst.Call
+            or index.aliases.qualify(recv.func) != "builtins.super"):
+        return None
+    base = cls.bases[0]
+    if index.classes.get(base.split(".")[-1]) is not None or base.split(".")[0] in EXTERNAL_ROOTS or "." not in base:
+        return None
+    return base
 
 
 def _base_key(index: FileIndex, base: str) -> str:

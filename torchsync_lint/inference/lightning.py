@@ -15,9 +15,10 @@ def moved_to_device(v: Value) -> Value:
     or ``Any`` batch a device batch (its parts tensors under Tensor methods)."""
     if v.kind == TENSOR:
         return v.with_(device=CUDA, assumed=False)
-    if v.kind in (DICT, LIST, TUPLE) and (v.item is not None or v.elts):
+    if v.kind in (DICT, LIST, TUPLE) and (v.item is not None or v.elts or v.keys):
         return v.with_(item=moved_to_device(v.item) if v.item is not None else None,
-                       elts=tuple(moved_to_device(e) for e in v.elts))
+                       elts=tuple(moved_to_device(e) for e in v.elts),
+                       keys=tuple((k, moved_to_device(x)) for k, x in v.keys))
     return Value(BATCH, device=CUDA)
 
 

@@ -17,17 +17,14 @@ from __future__ import annotations
 import itertools
 from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
-from torchsync_lint.inference import by_name
-from torchsync_lint.inference.by_name import BY_NAME
-from torchsync_lint.inference.handed import HANDED, argument_data, handed_value
+from torchsync_lint.inference.handed import HANDED, handed_value
+from torchsync_lint.inference.project_calls import TEST_CALL, ProjectCalls, test_module  # noqa: F401 (re-exported)
 from torchsync_lint.inference.roots import DICT_CLASSES, EXTERNAL_ROOTS
 from torchsync_lint.inference.values import (
-    CPU,
     DICT,
     MAX_KEYS,
     MODULE,
     OBJECT,
-    TENSOR,
     TYPE,
     UNKNOWN,
     UNKNOWN_VALUE,
@@ -43,7 +40,7 @@ _MAX_DEPTH = 12
 _BOTTOM = Value("none")
 
 
-class Project:
+class Project(ProjectCalls):
     def __init__(self, interfaces: Dict[str, dict], loader: Optional[Callable[[str], Optional[dict]]] = None,
                  calls: Optional[Dict[str, List[Tuple[list, dict]]]] = None,
                  sets_default_device: Optional[bool] = None, validation_off: Optional[bool] = None,
@@ -181,6 +178,14 @@ class Project:
                     todo.append(bk)
         return out
 
+    def fields(self, cls_key: str) -> tuple:
+        """A dataclass's or NamedTuple's constructor fields, in order (``defs.generated_fields``):
+        its project bases' first."""
+        out: List[str] = []
+        for k in reversed(self.mro(cls_key)):
+            out.extend(n for n in self._classes[k][1].get("fields", ()) if n not in out)
+        return tuple(out) if cls_key in self._classes and self._classes[cls_key][1].get("fields") else ()
+
     def bases_in_ancestry(self, cls_key: str) -> List[str]:
         """Every base named by the class or a project class it derives from (qualified names)."""
         return [b for k in self.mro(cls_key) for b in self._classes[k][1].get("bases", ())]
@@ -271,6 +276,8 @@ class Project:
         if v.item is not None:
             item = self.deep(v.item)
             v = v.with_(item=item if item.kind != UNKNOWN else None)
+        if v.keys:
+            v = v.with_(keys=tuple((k, self.deep(x)) for k, x in v.keys))
         return v
 
     def _resolve(self, ref: tuple) -> Value:
@@ -356,159 +363,6 @@ class Project:
                 return _assumed(v) if flag == "ta" else v
         return from_data(data["returns"]) if "returns" in data else UNKNOWN_VALUE
 
-    # -- parameters from call sites in other files ---------------------------------------------
-    def _call_index(self) -> Dict[str, List[Tuple[list, dict]]]:
-        if self._calls is None:
-            calls: Dict[str, List[Tuple[list, dict]]] = {}
-            # On demand (a loader), other files' calls are placed with the interfaces loaded so far:
-            # deriving the files they name would cascade over the project (each new interface's
-            # calls name more), far past what the checked file reaches. What that placing
-            # memoises saw less than the file's own questions see: dropped after.
-            loader, saved = self._loader, None
-            if loader is not None:
-                saved = (dict(self._resolved), dict(self._is_module), dict(self._object_informative))
-                self._loader = lambda name: None
-            try:
-                for iface in list(self._ifaces.values()):
-                    for key, args, kwargs in self.calls_from(iface):
-                        calls.setdefault(key, []).append((args, kwargs))
-            finally:
-                if saved is not None:
-                    self._loader = loader
-                    self._resolved, self._is_module, self._object_informative = saved
-            self._calls = calls
-        return self._calls
-
-    def calls_from(self, iface: Optional[dict]) -> List[Tuple[str, list, dict]]:
-        """One file's calls into the project, each with the key of the function it reaches
-        (``obj.method(...)`` entries: the method of the class the receiver resolves to)."""
-        test = test_module((iface or {}).get("module", ""))
-        out: List[Tuple[str, list, dict]] = []
-        for entry in (iface or {}).get("calls", ()):
-            out.extend(self.entry_calls(entry, test))
-        return out
-
-    def entry_calls(self, entry: list, test: bool = False) -> List[Tuple[str, list, dict]]:
-        """``calls_from`` for one call entry of an interface (``test``: of a test module)."""
-        if entry[0] == "@self":
-            _, cls_key, name, args, kwargs = entry
-            out = [(key, args, kwargs) for key in self._dispatch(cls_key, name)]
-        else:
-            key = self.call_target(entry)
-            out = [(key, entry[-2], entry[-1])] if key is not None else []  # its args and kwargs
-            if not out and self._unplaced(entry):
-                name = entry[1] if entry[0] == "@name" else entry[2]
-                out = [(m, entry[-2], dict(entry[-1], **{BY_NAME: True}))
-                       for m in by_name.targets(name, self._definers_of(name))]
-        if test:
-            # a package's own tests show what its API takes, but they leave defaults out as its
-            # users need not (`Trainer(model)` with `device="cpu"`): marked, they do not make a
-            # default count (``has_callers``)
-            out = [(key, args, dict(kwargs, **{TEST_CALL: True})) for key, args, kwargs in out]
-        return out
-
-    def _unplaced(self, entry: list) -> bool:
-        """A call on a receiver of unknown kind: ``@name``, or ``@method`` of a reference that
-        resolves to nothing known."""
-        return entry[0] == "@name" or (entry[0] == "@method" and self.deep(from_data(entry[1])).kind == UNKNOWN)
-
-    def call_target(self, entry: list) -> Optional[str]:
-        """The function one call entry of an interface reaches, or None."""
-        if entry[0] == "@name":
-            return None
-        if entry[0] == "@method":
-            _, recv, name, _args, _kwargs = entry
-            return self._method_of(from_data(recv), name)
-        loc = self.locate(entry[0])
-        if loc is None:
-            return None
-        return loc[1] if loc[0] == "function" else (self.find_method(loc[1], "__init__") if loc[0] == "class" else None)
-
-    def _dispatch(self, cls_key: str, name: str) -> List[str]:
-        """What ``self.name(...)`` in a method of ``cls_key`` may run: the method the class
-        inherits or defines, and every override in a project subclass."""
-        out = []
-        found = self.find_method(cls_key, name)
-        if found is not None:
-            out.append(found)
-        for key, m in self._definers_of(name):
-            if key != cls_key and m not in out and cls_key in self.mro(key):
-                out.append(m)
-        return out
-
-    def _definers_of(self, name: str) -> List[Tuple[str, str]]:
-        """(class key, method key) of every project class that defines a method ``name``."""
-        if self._definers is None:
-            self._definers = {}
-            for key, (_, c) in self._classes.items():
-                for n, m in c.get("methods", {}).items():
-                    self._definers.setdefault(n, []).append((key, m))
-        return self._definers.get(name, [])
-
-    def _method_of(self, recv: Value, name: str) -> Optional[str]:
-        v = self.deep(recv)
-        if v.kind not in ("module", "object") or v.cls is None:
-            return None
-        cls_key = self.class_key(v.cls)
-        if cls_key is None:
-            return None
-        m = self.find_method(cls_key, name)
-        if m is None and name == "__call__" and self.is_module(cls_key):
-            m = self.find_method(cls_key, "forward")
-        return m
-
-    def has_callers(self, key: str) -> bool:
-        """Some file that is not a test calls the function."""
-        return any(TEST_CALL not in kwargs and BY_NAME not in kwargs for _args, kwargs in self._call_index().get(key, ()))
-
-    def passes_informative(self, key: str, informative: Callable[[Value], bool]) -> bool:
-        """Some call site in another file passes the function an argument that can change what
-        its rules decide (a tensor, a module...); calls with numbers and strings only cannot."""
-        for args, kwargs in self._call_index().get(key, ()):
-            if args is None:
-                return True  # *args: anything
-            for data in list(args) + [v for k, v in kwargs.items() if k not in (TEST_CALL, BY_NAME)]:
-                if data is not None and informative(self.deep(from_data(data))):
-                    return True
-        return False
-
-    def param(self, func_key: str, name: str, pos: Optional[int], tensors_only: bool = False) -> Value:
-        """The join of what other files pass for a parameter; UNKNOWN when none passes it.
-        ``tensors_only``: the join of the tensors some of them pass (others may pass numbers)."""
-        k = (func_key, name, pos, tensors_only)
-        got = self._params.get(k)
-        if got is not None:
-            return got
-        self._params[k] = UNKNOWN_VALUE  # recursion through arguments
-        out: Optional[Value] = None
-        calls = self._call_index().get(func_key, ())
-        placed = [c for c in calls if BY_NAME not in c[1]]
-        # calls placed by the method's name only where no placed call passes the parameter
-        for args, kwargs in placed + [c for c in calls if BY_NAME in c[1]]:
-            if out is not None and BY_NAME in kwargs:
-                break
-            if args is None:  # *args at the call site: anything
-                out = None if tensors_only else UNKNOWN_VALUE
-                break
-            data = argument_data(args, kwargs, name, pos)
-            if data is None:
-                continue
-            v = self.deep(from_data(data))
-            if TEST_CALL in kwargs and v.kind == TENSOR and v.device == CPU:
-                # a package's tests run on the CPU: what kind of value they pass, not where it lives
-                v = v.with_(device=None)
-            if tensors_only and (v.kind != TENSOR or v.assumed or v.ref is not None):
-                continue
-            out = v if out is None else join(out, v)
-        out = out if out is not None else UNKNOWN_VALUE
-        self._params[k] = out
-        return out
-
-    def param_on_host(self, func_key: str, name: str, pos: Optional[int]) -> bool:
-        """Every call in other files passes the parameter a host tensor (and some call passes it)."""
-        v = self.param(func_key, name, pos)
-        return v.kind == TENSOR and v.device == CPU and not v.assumed
-
     def modules(self) -> Iterable[str]:
         return [m for m, i in self._ifaces.items() if i is not None]
 
@@ -519,21 +373,12 @@ def _prefix(given: Dict[str, Optional[dict]], interfaces: Dict[str, dict], n: in
         a == b and x is y for (a, x), (b, y) in zip(itertools.islice(given.items(), n), interfaces.items()))
 
 
-TEST_CALL = "@test"  # a keyword no call can pass: marks the calls of a test module
-
-
-def test_module(name: str) -> bool:
-    """A module of a package's test suite: a ``tests``/``test`` package, ``test_*``, ``*_test``, ``conftest``."""
-    parts = name.split(".")
-    last = parts[-1] if parts else ""
-    return (any(p in ("tests", "test") for p in parts[:-1]) or last.startswith("test_") or last.endswith("_test")
-            or last in ("conftest", "tests", "test"))
-
-
 def _assumed(v: Value) -> Value:
     """Tensors derived from tensors that are tensors by convention only are no better."""
     if v.kind == "tensor":
         return v.with_(assumed=True)
     if v.elts:
         return v.with_(elts=tuple(_assumed(e) for e in v.elts))
+    if v.keys:
+        return v.with_(keys=tuple((k, _assumed(x)) for k, x in v.keys))
     return v

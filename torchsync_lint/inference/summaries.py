@@ -13,11 +13,11 @@ from typing import Dict, Optional
 import libcst as cst
 
 from torchsync_lint.inference.annotations import without_arraylike
-from torchsync_lint.inference.call_sites import CallSites, bound_names
+from torchsync_lint.inference.attributes import Attributes
+from torchsync_lint.inference.call_sites import CallSites, all_params, bound_names
 from torchsync_lint.inference.collate import collate_names, collates, on_host
-from torchsync_lint.inference.defs import is_property
 from torchsync_lint.inference.docstrings import docstring, parameter_types
-from torchsync_lint.inference.index import STEP_HOOKS, ClassInfo, FunctionInfo
+from torchsync_lint.inference.index import STEP_HOOKS, FunctionInfo
 from torchsync_lint.inference.lightning import LIGHTNING_STEPS, is_lightning_module, moved_to_device
 from torchsync_lint.inference.names import dotted
 from torchsync_lint.inference.scope import Scope
@@ -56,7 +56,7 @@ from torchsync_lint.inference.values import (
 )
 
 
-class Summaries(CallSites):
+class Summaries(CallSites, Attributes):
     def params(self, func: FunctionInfo) -> Dict[str, Value]:
         got = self._params.get(id(func))
         if got is not None:
@@ -114,9 +114,11 @@ class Summaries(CallSites):
                     pos = i - (1 if func.is_method and not is_static else 0)
                     at = pos if param in positional else None
                     passed = self._passed(func, name, at)
-                    if passed is None and self.project is not None and func.parent is None:
-                        got = self.project.param(func.key, name, at)
-                        passed = got if got.kind != UNKNOWN else None
+                    if passed is None and func.parent is None:
+                        # other files' calls (`super().forward(x, m)` in a subclass there): open,
+                        # so that the project pass checks this file again once they are known
+                        got = self._other_files_pass(func, name, at)
+                        passed = got if got is not None and got.kind != UNKNOWN else None
                     if passed is not None and not passed.assumed and (
                             passed.kind == TENSOR or (not first and passed.kind in (NUMBER, NONE))):
                         v = passed
@@ -323,11 +325,51 @@ class Summaries(CallSites):
         argument here is a host tensor or a plain Python value: ``rescale(betas)`` of a CPU table
         stays on the CPU."""
         out = self.returns(func)
+        if out.kind == UNKNOWN and out.ref is None and call is not None and scope is not None:
+            out = self._handed_return(func, call, scope) or out
         if (call is None or scope is None or out.kind != TENSOR or out.device is not None
                 or self.assume_params is not None or not call.args or not self._host_arguments(call, scope)):
             return out
         alt = self.host_variant().returns(func)
         return alt if alt.kind == TENSOR and alt.device == CPU else out
+
+    def _handed_return(self, func: FunctionInfo, call: cst.Call, scope: Scope) -> Optional[Value]:
+        """``apply(loss_fn, a, b)`` where ``apply`` returns ``fn(a, b)`` of its parameter ``fn``:
+        what the function this call hands it returns (a function or ``self.<method>`` here)."""
+        key = ("handed_return", id(func))
+        if not func.returns or key in self._busy or any(a.star for a in call.args):
+            return None
+        params = [q.name.value for q in all_params(func)]
+        if func.is_method and not is_static(func.node):
+            params = params[1:]
+        positional = [a.value for a in call.args if a.keyword is None]
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        self._busy.add(key)
+        try:
+            out = None
+            for r in func.returns:
+                name = r.func.value if type(r) is cst.Call and type(r.func) is cst.Name else None
+                if name not in params or name in bound_names(func):
+                    return None
+                i = params.index(name)
+                arg = keywords.get(name, positional[i] if i < len(positional) else None)
+                target = self._handed_function(arg, scope) if arg is not None else None
+                if target is None:
+                    return None
+                got = self.returns(target)
+                out = got if out is None else join(out, got)
+            return out if out is not None and out.kind != UNKNOWN else None
+        finally:
+            self._busy.discard(key)
+
+    def _handed_function(self, arg: cst.BaseExpression, scope: Scope) -> Optional[FunctionInfo]:
+        """The function of this file an argument names: ``f`` or ``self.f``."""
+        if type(arg) is cst.Name:
+            return self._local_function(arg.value, scope)
+        if (type(arg) is cst.Attribute and type(arg.value) is cst.Name
+                and (scope.lookup(arg.value.value) or UNKNOWN_VALUE).kind == SELF):
+            return self.method(scope.cls, arg.attr.value)
+        return None
 
     def host_variant(self):
         """This file's evaluator that summarises with host tensors in the open parameters (made
@@ -367,14 +409,19 @@ class Summaries(CallSites):
             if comment is not None:
                 out = self.annotation_value(comment[1])
             out = without_arraylike(out)
-            if func.returns and (out.kind == UNKNOWN or vague_tensors(out) or bare_container(out)):
+            if func.yields:
+                if out.kind == UNKNOWN:  # a generator: iterated, it gives what it yields (if known)
+                    item = self._yielded(func)
+                    out = Value(LIST, item=item) if item is not None else UNKNOWN_VALUE
+            elif func.returns and (out.kind == UNKNOWN or vague_tensors(out) or bare_container(out)
+                                   or _contradicted(out, func.returns)):
                 scope = self.summary_scope(func)
                 vals = [self.infer(r, scope) for r in func.returns]
                 body = vals[0]
                 for v in vals[1:]:
                     body = join(body, v)
                 # `-> tuple[Tensor, float]` says what; `return torch.randperm(4), f` says where
-                out = body if out.kind == UNKNOWN else refine_annotation(out, body)
+                out = body if out.kind == UNKNOWN or _contradicted(out, func.returns) else refine_annotation(out, body)
             elif out.kind == UNKNOWN and not func.returns and not placeholder(func.node):
                 out = Value(NONE)
             # partial when its parameters or a caller were not known yet
@@ -385,133 +432,22 @@ class Summaries(CallSites):
             self._busy.discard(key)
             self._forget_cuts()
 
-    def self_attr(self, cls: Optional[ClassInfo], name: str) -> Value:
-        if cls is None:
-            return UNKNOWN_VALUE
-        key = (id(cls), name)
-        got = self._attrs.get(key)
-        if got is not None:
-            return got
-        busy = ("attr",) + key
-        if busy in self._busy:
-            self._cuts.append(busy)
-            return UNKNOWN_VALUE
-        mark = len(self._cuts)
-        self._busy.add(busy)
-        try:
-            if name in cls.buffers:
-                out = tensor()
-            elif name in cls.attrs:
-                out = self._attr_join(cls, key, cls.attrs[name])
-                if name in cls.class_attrs:  # read before any method assigns it
-                    out = join(out, self.infer(cls.class_attrs[name], self.module_scope()))
-            elif name in cls.methods:  # a property reads as what it returns; a method is no value here
-                m = cls.methods[name]
-                out = self.returns(m) if is_property(m, self.aliases.qualify) else UNKNOWN_VALUE
-            elif name in cls.class_attrs:
-                # `weights = torch.linspace(0, 1, 5)` in the class body: made once, on the host
-                out = self.infer(cls.class_attrs[name], self.module_scope())
-                if out.kind == NONE and name in cls.class_fields:
-                    # `mask: Optional[Tensor] = None`: a dataclass field's default; instances hold the annotation
-                    declared = self.annotation_value(cls.class_fields[name])
-                    out = declared if declared.kind != UNKNOWN else out
-            elif name in cls.class_fields:
-                out = self.annotation_value(cls.class_fields[name])  # a dataclass field `loss: Tensor`
-            else:
-                out = UNKNOWN_VALUE
-                for base in cls.bases:
-                    base_cls = self.index.classes.get(base.split(".")[-1])
-                    if base_cls is not None and base_cls is not cls:
-                        out = self.self_attr(base_cls, name)
-                        if out.kind != UNKNOWN:
-                            break
-                if out.kind == UNKNOWN and out.ref is None:
-                    for base in self._foreign_bases(cls):
-                        out = self._ref(("attr", base, name))
-                        if out.kind != UNKNOWN:
-                            break
-            # tentative when a summary it depends on was cut short (a cycle through the callers)
-            self._memo(self._attrs, key, out, self._complete(busy, mark))
-            return out
-        finally:
-            self._busy.discard(busy)
-            self._forget_cuts()
+    def _yielded(self, func: FunctionInfo) -> Optional[Value]:
+        """The join of a generator's ``yield`` values; None where one is unknown."""
+        if any(y is None for y in func.yields):
+            return None
+        scope = self.summary_scope(func)
+        out = None
+        for y in func.yields:
+            v = self.infer(y, scope)
+            out = v if out is None else join(out, v)
+        return out if out is not None and out.kind != UNKNOWN else None
 
-    def _attr_join(self, cls: ClassInfo, key: tuple, assignments) -> Value:
-        """The join of every ``self.x = ...``. One that reads ``self.x`` itself (``self.x =
-        self.x.to("cpu")``) is evaluated again with the join of the others, so that a transformed
-        attribute keeps its kind instead of turning the whole attribute unknown."""
-        busy = ("attr",) + key
-        plain, derived = [], []
-        cut_in = set()  # methods whose replay read the attribute while it was being computed
-        for f, _expr in assignments:
-            mark = len(self._cuts)
-            self.summary_scope(f)
-            if busy in self._cuts[mark:]:
-                cut_in.add(id(f))
-        for f, expr in assignments:
-            mark = len(self._cuts)
-            v = self.infer(expr, self.summary_scope(f))
-            (derived if busy in self._cuts[mark:] or id(f) in cut_in else plain).append((f, expr, v))
-        overwritten = cls.overwritten
-        # updates of the attribute: what replaying read it while it was computed, or what names it
-        # (`self.total = self.total + t`: a replay memoised earlier need not read it again)
-        updates = {id(expr) for _f, expr, _v in derived}
-        updates.update(id(expr) for _f, expr, _v in plain if _reads_self_attr(expr, key[1]))
 
-        def joined(rows, live_only: bool) -> Optional[Value]:
-            out = None
-            for _f, expr, v in rows:
-                if not (live_only and id(expr) in overwritten):
-                    # an update of the attribute (`self.n += (p == y).sum()`) that turns a number
-                    # it started as into a tensor: maybe a tensor, like a loop's accumulator
-                    out = v if out is None else (join_maybe if id(expr) in updates else join)(out, v)
-            return out
-
-        base = joined(plain, False)
-        if derived and base is not None and base.kind != UNKNOWN:
-            self._attrs[key] = base  # one round of the fixpoint: the derived ones read this
-            try:
-                for f in {id(f): f for f, _e, _v in derived}.values():
-                    self._summary.pop(id(f), None)  # replayed while the attribute was unknown
-                derived = [(f, expr, self.infer(expr, self.summary_scope(f))) for f, expr, _v in derived]
-            finally:
-                self._attrs.pop(key, None)
-        out = joined(plain + derived, True)
-        if out is None:  # every assignment overwritten (cannot be): keep them all
-            out = joined(plain + derived, False)
-        # not when a method moves it in place (`self.x = self.x.to(d)`): there after its first call
-        if not derived and out is not None and out.kind == TENSOR and out.device is None and any(
-                f.name == "__init__" and v.kind == TENSOR and v.device == CPU and id(expr) not in overwritten
-                for f, expr, v in plain):
-            out = out.with_(cpu_at_init=True)  # until the method that moves it has run
-        return out if out is not None else UNKNOWN_VALUE
-
-    def method(self, cls: Optional[ClassInfo], name: str) -> Optional[FunctionInfo]:
-        seen = set()
-        while cls is not None and id(cls) not in seen:
-            seen.add(id(cls))
-            if name in cls.methods:
-                return cls.methods[name]
-            nxt = None
-            for base in cls.bases:
-                nxt = self.index.classes.get(base.split(".")[-1])
-                if nxt is not None:
-                    break
-            cls = nxt
-        return None
-
-def _reads_self_attr(e: cst.BaseExpression, name: str) -> bool:
-    """``self.<name>`` appears in ``e`` (at most a few levels down: updates are short)."""
-    stack, seen = [e], 0
-    while stack and seen < 64:
-        n = stack.pop()
-        seen += 1
-        if (type(n) is cst.Attribute and n.attr.value == name and type(n.value) is cst.Name
-                and n.value.value == "self"):
-            return True
-        stack.extend(n.children)
-    return False
+def _contradicted(declared: Value, returns: list) -> bool:
+    """``-> torch.LongTensor`` (or ``-> dict[...]``) over a body whose every ``return`` builds a
+    tuple (``return ids, len(new)``): what callers unpack is the tuple."""
+    return declared.kind not in (UNKNOWN, TUPLE) and all(type(r) is cst.Tuple for r in returns)
 
 
 def _is_none(e: cst.BaseExpression) -> bool:

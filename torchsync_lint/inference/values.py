@@ -81,7 +81,8 @@ class Value:
     # (``hit = False; hit = hit or (e > lim)``): reported at a lower confidence
     maybe: bool = False
     # dicts: the values of the string keys a literal, a function's stores or a TypedDict name
-    # (``{"loss": t, "n": 3}``, ``state["step"] = ...``); where some are named, another key is unknown
+    # (``{"loss": t, "n": 3}``, ``state["step"] = ...``); where some are named, another key is unknown.
+    # OBJECT values: what the constructor of a dataclass / NamedTuple stored in each field
     keys: Tuple[Tuple[str, "Value"], ...] = ()
 
     def keyed(self, key: str) -> Optional["Value"]:
@@ -107,7 +108,8 @@ class Value:
     def with_(self, **kw) -> "Value":
         d = dict(kind=self.kind, device=self.device, dtype=self.dtype, elts=self.elts, host_data=self.host_data,
                  item=self.item, assumed=self.assumed, ref=self.ref, cls=self.cls, zero_dim=self.zero_dim,
-                 pinned=self.pinned, arraylike=self.arraylike, ndim=self.ndim, cpu_at_init=self.cpu_at_init, maybe=self.maybe)
+                 pinned=self.pinned, arraylike=self.arraylike, ndim=self.ndim, cpu_at_init=self.cpu_at_init, maybe=self.maybe,
+                 keys=self.keys)
         d.update(kw)
         return Value(**d)
 

@@ -1,0 +1,121 @@
+"""Pass one over a file, the statements that bind names (a mixin of ``index.FileIndex``): each
+function's ordered bindings (assignments, ``with ... as``, walrus, isinstance asserts), its
+``return`` and ``yield`` values, the class body's values and fields, ``self.<attr> = ...`` in any
+method, and what methods put into a container attribute (``self.seen.append(t)``,
+``self.last["loss"] = t``) or a local dict (``out["loss"] = t``)."""
+
+from __future__ import annotations
+
+from typing import List
+
+import libcst as cst
+
+from torchsync_lint.inference.defs import ClassInfo, string_key
+
+
+def augmented_value(node: cst.AugAssign) -> cst.BinaryOperation:
+    """``x += v`` binds ``x`` to ``x + v``: ``loss_sum = 0.0; loss_sum += loss`` holds a tensor."""
+    op = getattr(cst, type(node.operator).__name__[: -len("Assign")])()
+    return cst.BinaryOperation(left=node.target, operator=op, right=node.value)
+
+
+class Bindings:
+    """Mixin of ``index.FileIndex``."""
+
+    def _bindings(self) -> List[tuple]:
+        return self._func_stack[-1].bindings if self._func_stack else self.module_bindings
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        targets = [t.target for t in node.targets]
+        self._bindings().append(("assign", targets, node.value))
+        if self._scopes and isinstance(self._scopes[-1], ClassInfo):
+            for t in targets:
+                if type(t) is cst.Name:
+                    self._scopes[-1].class_attrs[t.value] = node.value
+        for t in targets:
+            self._record_self_attr(t, node.value)
+            if (type(t) is cst.Subscript and type(t.value) is cst.Name and self._func_stack
+                    and len(t.slice) == 1 and type(t.slice[0].slice) is cst.Index
+                    and type(t.slice[0].slice.value) in (cst.SimpleString, cst.FormattedString)):
+                self._func_stack[-1].keyed.setdefault(t.value.value, []).append(
+                    (string_key(t.slice[0].slice.value), node.value))
+            held = self._self_attr_of(t.value) if type(t) is cst.Subscript and len(t.slice) == 1 else None
+            if held is not None and type(t.slice[0].slice) is cst.Index:
+                key = t.slice[0].slice.value
+                held[0].cls.attr_keyed.setdefault(held[1], []).append(
+                    (held[0], string_key(key) if type(key) is cst.SimpleString else None, node.value))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bindings().append(("annassign", [node.target], node.value, node.annotation.annotation))
+        if self._scopes and isinstance(self._scopes[-1], ClassInfo) and type(node.target) is cst.Name:
+            if node.value is not None:
+                self._scopes[-1].class_attrs[node.target.value] = node.value
+            # a dataclass / NamedTuple field: `loss: Tensor`, `mask: Optional[Tensor] = None`
+            self._scopes[-1].class_fields[node.target.value] = node.annotation.annotation
+        if node.value is not None:
+            self._record_self_attr(node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        value = self.augmented[id(node)] = augmented_value(node)
+        self._bindings().append(("assign", [node.target], value))
+        self._record_self_attr(node.target, value)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bindings().append(("assign", [node.target], node.value))
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        if type(node.test) in (cst.Call, cst.BooleanOperation):
+            self._bindings().append(("assert", [], node.test))  # isinstance narrowing (evaluate.replay)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bindings().append(("with", node.asname.name, node.item))
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if self._func_stack and node.value is not None:
+            self._func_stack[-1].returns.append(node.value)
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        if self._func_stack:
+            value = node.value
+            self._func_stack[-1].yields.append(value if value is not None and type(value) is not cst.From else None)
+
+    def _self_attr_of(self, e: cst.BaseExpression):
+        """``self.<attr>`` in a method: (the method, the attribute's name); else None."""
+        if (type(e) is cst.Attribute and type(e.value) is cst.Name and e.value.value == "self"
+                and self._func_stack and self._func_stack[-1].is_method):
+            return self._func_stack[-1], e.attr.value
+        return None
+
+    def _record_self_attr(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if type(target) in (cst.Tuple, cst.List):
+            # `self.degrees, self.offset = helper(...)`: each attribute gets its element of the
+            # value, as the expression `value[i]` (a tuple's element, as inference reads it)
+            elements = target.elements
+            if not any(type(el) is cst.StarredElement for el in elements):
+                for i, el in enumerate(elements):
+                    self._record_self_attr(el.value, _element_of(value, i))
+            return
+        if (
+            type(target) is cst.Attribute
+            and type(target.value) is cst.Name
+            and target.value.value == "self"
+            and self._func_stack
+            and self._func_stack[-1].cls is not None
+        ):
+            func = self._func_stack[-1]
+            func.cls.attrs.setdefault(target.attr.value, []).append((func, value))
+            blocks = tuple(self._blocks)
+            earlier = self._attr_blocks.setdefault((id(func), target.attr.value), [])
+            for other_blocks, other in earlier:
+                if other_blocks[: len(blocks)] == blocks:
+                    func.cls.overwritten.add(id(other))
+            earlier.append((blocks, value))
+
+
+def _element_of(value: cst.BaseExpression, i: int) -> cst.BaseExpression:
+    """The expression ``value[i]``, made for inference only (it has no place in the source)."""
+    if type(value) in (cst.Tuple, cst.List) and len(value.elements) > i \
+            and not any(type(el) is cst.StarredElement for el in value.elements):
+        return value.elements[i].value
+    return cst.Subscript(value=value, slice=[cst.SubscriptElement(slice=cst.Index(value=cst.Integer(str(i))))])
