@@ -46,7 +46,8 @@ from torchsync_lint.inference.values import (
     operands_device,
     tensor,
 )
-from torchsync_lint.inference.torch_calls import SHAPE_KEEPING, DTYPE_NAMES, EXTERNAL_ROOTS, INT, MODULE_SELF_METHODS
+from torchsync_lint.inference.tensor_methods import SHAPE_KEEPING
+from torchsync_lint.inference.torch_calls import DTYPE_NAMES, EXTERNAL_ROOTS, INT, MODULE_SELF_METHODS
 
 
 class Calls:

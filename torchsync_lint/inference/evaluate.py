@@ -55,6 +55,7 @@ from torchsync_lint.inference.values import (
     tensor,
 )
 
+from torchsync_lint.inference.tensor_methods import TensorMethods
 from torchsync_lint.inference.torch_calls import (  # noqa: F401 (re-exported)
     BOOL,
     DTYPE_NAMES,
@@ -68,7 +69,7 @@ from torchsync_lint.inference.torch_calls import (  # noqa: F401 (re-exported)
 )
 
 
-class Evaluator(Calls, Expressions, TorchCalls, Annotations, Summaries):
+class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summaries):
     def __init__(self, index: FileIndex, hot_functions: Set[str] = frozenset(), project=None,
                  assume_params: Optional[str] = None) -> None:
         self.index = index
