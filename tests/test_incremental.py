@@ -291,3 +291,36 @@ def test_cached_reports_decode_their_resolved_references_alike(monkeypatch):
     monkeypatch.setattr(report_data, "_DECODED", {str(i): value for i in range(65536)})
     report_data.from_json(data, FileReport)
     assert len(report_data._DECODED) == 1
+
+
+def test_references_holding_tuples_come_back_from_the_cache():
+    """A handed function's reference holds its target as a tuple, which JSON gives back as a
+    list: decoded, the reference is the same tuple (a list made it unhashable, the entry unreadable
+    and the file checked again on every run the project index could not answer)."""
+    import json
+
+    from torchsync_lint.check.report import FileReport
+    from torchsync_lint.inference.handed import HANDED
+    from torchsync_lint.inference.values import TENSOR, Value
+    from torchsync_lint.run import report_data
+
+    ref = (HANDED, ("method", "hb.base.AutoRegressive", "decode_autoregressive"), 0, None, "prev", 1)
+    joined = ("join", Value(TENSOR), Value(TENSOR, device="cuda"))
+    report = FileReport("a.py", refs={ref, joined}, ref_values={ref: Value(TENSOR)})
+    back = report_data.from_json(json.loads(json.dumps(report_data.to_json(report))), FileReport)
+    assert back.refs == {ref, joined} and back.ref_values == {ref: Value(TENSOR)}
+
+
+def test_an_unrelated_edit_leaves_the_report_of_a_file_that_hands_a_function_on(tmp_path, monkeypatch):
+    import shutil
+
+    root = tmp_path / "proj"
+    shutil.copytree(Path(__file__).parent / "projects" / "handed_back", root)
+    (root / "pyproject.toml").write_text("[project]\nname = 'proj'\n")
+    cold, checked = _run(root, True, monkeypatch)
+    assert "hb/model.py" in checked and any(f[0] == "hb/model.py" for f in cold)
+    base = root / "hb" / "base.py"
+    base.write_text(base.read_text() + "\n\ndef added(y):\n    return y\n")
+    found, checked = _run(root, True, monkeypatch)
+    assert checked == {"hb/base.py"}
+    assert found == cold == _run(root, False, monkeypatch)[0]

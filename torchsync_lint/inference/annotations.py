@@ -4,7 +4,10 @@ another one (``NdarrayOrTensor = np.ndarray | torch.Tensor``).
 
 A mixin of ``evaluate.Evaluator``: it uses the evaluator's ``aliases``, ``module_scope`` and
 ``_ref``. A type alias is a module-level value of kind TYPE whose ``item`` is what the annotation
-means, so it travels between files in the interfaces like any other module-level value.
+means, so it travels between files in the interfaces like any other module-level value. What an
+annotation says without reading those (``Optional[Tensor]``, not a name of this file or another)
+is the same for every evaluator of the file (a project's, one without, the variants that assume
+tensors in parameters): kept on the file's index (``FileIndex.plain_annotations``), made once.
 """
 
 from __future__ import annotations
@@ -93,13 +96,23 @@ class Annotations:
         hit = memo.get(id(ann))
         if hit is not None and hit[0] is ann:
             return hit[1]
+        # read by another evaluator of the file already (whole annotations only: a nested one's
+        # answer also depends on how deep it sits)
+        plain = self.index.plain_annotations if depth == 0 else None
+        hit = plain.get(id(ann)) if plain is not None else None
+        if hit is not None and hit[0] is ann:
+            return hit[1]
+        mark = self._context_reads
         v = self._annotation_value(ann, depth)
         if v.ref is None:  # a reference resolves later, through the project
             memo[id(ann)] = (ann, v)
+            if plain is not None and self._context_reads == mark:
+                plain[id(ann)] = (ann, v)
         return v
 
     def _annotation_value(self, ann: cst.BaseExpression, depth: int) -> Value:
         if depth > 8:
+            self._context_reads += 1  # cut short: what the nesting around it asked decides
             return UNKNOWN_VALUE
         if type(ann) is cst.SimpleString:
             try:
@@ -190,6 +203,8 @@ class Annotations:
         project (``("type", qualified name)``, resolved to the alias's meaning); a class of the
         project (here or there) means an instance of it, declared (``assumed``); a ``TypedDict``, a
         dict whose keys hold what its fields declare."""
+        # the answer depends on the evaluator (its module scope, its project): not shared
+        self._context_reads += 1
         if type(ann) is cst.Name:
             v = self.module_scope().lookup(ann.value)
             if v is not None and v.kind == TYPE and v.item is not None:

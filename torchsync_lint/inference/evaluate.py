@@ -78,6 +78,9 @@ class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summ
         self.assume_params = assume_params
         self._host_variant: Optional["Evaluator"] = None  # assume_params="cpu", made on demand
         self._annotation_memo: Dict[int, tuple] = {}  # id(annotation node) -> (node, value)
+        # reads of what differs between the file's evaluators (``annotations``): none while an
+        # answer was computed, the answer is shared with them (``FileIndex.plain_annotations``)
+        self._context_reads = 0
         # other files' interfaces (``inference.project.Project``); None: references stay symbolic
         self.project = project
         self.refs: Set[tuple] = set()  # references met while no project was there to resolve them

@@ -98,6 +98,10 @@ class FileIndex(Bindings, cst.CSTVisitor):
         # the names its nested defs bind; a use the function (or one around it) binds is a local
         self._builtin_uses: List[List[cst.Name]] = []
         self._nested_defs: List[Set[str]] = []
+        # answers no evaluator's state changes (an annotation read without this file's names,
+        # declared types), shared by the file's evaluators (``annotations``, ``summaries.declared``)
+        self.plain_annotations: Dict[int, tuple] = {}  # id(annotation node) -> (node, value)
+        self.plain_declared: Dict[int, tuple] = {}  # id(FunctionInfo) -> (info, declared types)
 
     # -- keys --------------------------------------------------------------------------------
     def release(self) -> None:
@@ -106,6 +110,8 @@ class FileIndex(Bindings, cst.CSTVisitor):
         cyclic collector traverses it (``gc_pause``); cut, it is freed as soon as it is dropped."""
         for info in self.by_node.values():
             info.cls = info.parent = None
+        self.plain_annotations.clear()
+        self.plain_declared.clear()
 
     def _prefix(self) -> str:
         if not self._scopes:

@@ -284,8 +284,13 @@ class Summaries(CallSites, Attributes):
         got = self._declared.get(id(func))
         if got is not None:
             return got
+        plain = self.index.plain_declared.get(id(func))  # another evaluator of the file made it
+        if plain is not None and plain[0] is func:
+            self._declared[id(func)] = plain[1]
+            return plain[1]
         out: Dict[str, Value] = {}
         self._declared[id(func)] = out
+        mark = self._context_reads
         p = func.node.params
         params = list(p.posonly_params) + list(p.params) + list(p.kwonly_params)
         comment = signature_comment(func.node)
@@ -317,6 +322,8 @@ class Summaries(CallSites, Attributes):
                 v = self.annotation_value(b[3])
                 if v.kind != UNKNOWN:
                     out[b[1][0].value] = v
+        if self._context_reads == mark:
+            self.index.plain_declared[id(func)] = (func, out)
         return out
 
     def returns_at(self, func: FunctionInfo, call: Optional[cst.Call], scope: Optional[Scope]) -> Value:

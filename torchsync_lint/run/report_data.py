@@ -47,7 +47,10 @@ def _ref_to_data(ref: tuple) -> list:
 
 
 def _ref_from_data(items: list) -> tuple:
-    return tuple(_value(x) if isinstance(x, dict) else x for x in items)
+    # JSON gave back the tuples inside a reference (a handed function's target) as lists: a
+    # list left in would make the reference unhashable and the whole entry unreadable
+    return tuple(_value(x) if isinstance(x, dict) else _ref_from_data(x) if isinstance(x, list) else x
+                 for x in items)
 
 
 def _fix_to_data(fix: Any) -> Optional[dict]:
