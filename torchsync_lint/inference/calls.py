@@ -8,7 +8,7 @@ evaluator's ``infer``, ``returns_at``, ``method``, ``self_attr`` and ``_ref``).
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import List, Optional
 
 import libcst as cst
 
@@ -271,6 +271,9 @@ class Calls:
             if recv.kind == UNKNOWN and name == "cpu" and not call.args:
                 return tensor(CPU)  # whatever it was, its copy is on the host (what it holds is not known)
             return UNKNOWN_VALUE
+        lambdas = self._lambdas(func, scope)
+        if lambdas:
+            return self._call_lambdas(lambdas, call, scope)
         if type(func) in (cst.Subscript, cst.Call):
             # `{"lo": torch.lt, "hi": torch.gt}[mode](a, b)`: a value holding torch functions
             held = self.infer(func, scope)
@@ -300,6 +303,58 @@ class Calls:
             if cls is not None:
                 return self._with_fields(self._instance(cls), call, scope)
         return UNKNOWN_VALUE
+
+    def _lambdas(self, func: cst.BaseExpression, scope: Scope) -> List[cst.Lambda]:
+        """The lambdas a call may run: ``(lambda x: ...)(t)``, a name the function binds once to a
+        lambda, or a subscript of a dict literal of lambdas (``{"cos": lambda a, b: ...}[name]``),
+        written here or bound once to a name."""
+        if type(func) is cst.Subscript:
+            func = func.value
+            if type(func) is cst.Name:
+                func = self._bound_once(func.value, scope)
+            if type(func) is cst.Dict and func.elements and all(
+                    type(el) is cst.DictElement and type(el.value) is cst.Lambda for el in func.elements):
+                return [el.value for el in func.elements]
+            return []
+        if type(func) is cst.Name:
+            func = self._bound_once(func.value, scope)
+        return [func] if type(func) is cst.Lambda else []
+
+    @staticmethod
+    def _bound_once(name: str, scope: Scope) -> Optional[cst.BaseExpression]:
+        """What the enclosing function binds ``name`` to, where its one binding is a plain assignment."""
+        if scope.func is None:
+            return None
+        found = [b for b in scope.func.bindings if any(type(t) is cst.Name and t.value == name
+                                                         for t in (b[1] if isinstance(b[1], list) else [b[1]]))]
+        if len(found) != 1 or found[0][0] != "assign" or len(found[0][1]) != 1:
+            return None
+        return found[0][2]
+
+    def _call_lambdas(self, lambdas: List[cst.Lambda], call: cst.Call, scope: Scope) -> Value:
+        """The join of what each lambda's body gives with the call's arguments bound to its parameters."""
+        if any(a.star for a in call.args):
+            return UNKNOWN_VALUE
+        out = None
+        for lam in lambdas:
+            key = ("lambda", id(lam))
+            if key in self._busy:
+                return UNKNOWN_VALUE
+            params = [p.name.value for p in lam.params.params]
+            values = {n: UNKNOWN_VALUE for n in params}
+            positional = [a for a in call.args if a.keyword is None]
+            for n, a in zip(params, positional):
+                values[n] = self.infer(a.value, scope)
+            for a in call.args:
+                if a.keyword is not None and a.keyword.value in values:
+                    values[a.keyword.value] = self.infer(a.value, scope)
+            self._busy.add(key)
+            try:
+                got = self.infer(lam.body, Scope(scope.func, scope, values))
+            finally:
+                self._busy.discard(key)
+            out = got if out is None else join(out, got)
+        return out if out is not None else UNKNOWN_VALUE
 
     def _class_level(self, func: cst.Attribute, recv: Value, scope: Scope) -> Optional[FunctionInfo]:
         """``Boxes.mask(x)`` / ``Boxes.build(x)``: a static or class method called through the
