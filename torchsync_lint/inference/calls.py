@@ -14,7 +14,7 @@ import libcst as cst
 
 from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference import named_tuples
-from torchsync_lint.inference.defs import class_level, generated_fields, string_key
+from torchsync_lint.inference.defs import binding_names, class_level, generated_fields, string_key, torch_dim_keyword
 from torchsync_lint.inference.index import ClassInfo, FunctionInfo, any_base
 from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.values import (
@@ -264,7 +264,7 @@ class Calls:
                 return self._batch_method(recv, name, call, scope)
             if recv.kind == UNKNOWN and name in facts.tensor_only_methods():
                 return self.tensor_method(name, tensor(), call, scope)  # only a tensor has this method
-            if recv.kind == UNKNOWN and _torch_dim_keyword(call) and facts.method(name) is not None \
+            if recv.kind == UNKNOWN and torch_dim_keyword(call) and facts.method(name) is not None \
                     and name not in facts.framework_methods():
                 # `logits.argmax(-1, keepdim=True)`: numpy and pandas say `axis` / `keepdims`
                 return self.tensor_method(name, tensor(), call, scope)
@@ -325,9 +325,8 @@ class Calls:
         """What the enclosing function binds ``name`` to, where its one binding is a plain assignment."""
         if scope.func is None:
             return None
-        found = [b for b in scope.func.bindings if any(type(t) is cst.Name and t.value == name
-                                                         for t in (b[1] if isinstance(b[1], list) else [b[1]]))]
-        if len(found) != 1 or found[0][0] != "assign" or len(found[0][1]) != 1:
+        found = [b for b in scope.func.bindings if name in binding_names([b])]
+        if len(found) != 1 or found[0][0] != "assign" or [type(t) for t in found[0][1]] != [cst.Name]:
             return None
         return found[0][2]
 
@@ -483,7 +482,3 @@ class Calls:
                     return f
             s = s.parent
         return self.index.module_functions.get(name)
-
-
-def _torch_dim_keyword(call: cst.Call) -> bool:
-    return any(a.keyword is not None and a.keyword.value in ("dim", "keepdim") for a in call.args)

@@ -156,6 +156,12 @@ def bound_names(func: FunctionInfo) -> frozenset:
     return func.bound
 
 
+def torch_dim_keyword(call: cst.Call) -> bool:
+    """``x.mean(dim=0)`` / ``x.argmax(-1, keepdim=True)``: torch's spelling (numpy and pandas say
+    ``axis`` / ``keepdims``), so the receiver is a tensor."""
+    return any(a.keyword is not None and a.keyword.value in ("dim", "keepdim") for a in call.args)
+
+
 def param_named(node: cst.FunctionDef, name: str) -> Optional[cst.Param]:
     """The parameter of a def called ``name`` (None when it has none)."""
     return next((p for p in node_params(node) if p.name.value == name), None)

@@ -24,6 +24,7 @@ from torchsync_lint.inference.defs import (  # noqa: F401  (re-exported)
     node_params,
     string_key,
     target_names,
+    torch_dim_keyword,
 )
 from torchsync_lint.inference.index_bindings import Bindings, augmented_value  # noqa: F401  (re-exported)
 from torchsync_lint.inference.names import BUILTIN_NAMES, Aliases, dotted
@@ -395,7 +396,7 @@ class FileIndex(Bindings, cst.CSTVisitor):
                 if a.keyword is None:
                     pos += 1
         if (caller is not None and type(func) is cst.Attribute and type(func.value) is cst.Name
-                and any(a.keyword is not None and a.keyword.value in ("dim", "keepdim") for a in node.args)
+                and torch_dim_keyword(node)
                 and catalog.syncs("torch.Tensor." + func.attr.value) is False):
             # `x.mean(dim=0)`: numpy and pandas say `axis`; a method measured not to sync
             caller.tensor_uses.add(func.value.value)

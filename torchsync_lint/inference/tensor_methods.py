@@ -20,6 +20,7 @@ from torchsync_lint.inference.torch_calls import (
     INT,
     _kwarg_true,
     _reduced_ndim,
+    reduced_dtype,
 )
 from torchsync_lint.inference.values import (
     CPU,
@@ -50,14 +51,14 @@ class TensorMethods:
         out = self._tensor_method(name, recv, call, scope)
         if out.kind == TENSOR and not call.args and name in FULL_REDUCTIONS:
             return out.with_(zero_dim=True, ndim=0,
-                             dtype="int" if name in ("argmax", "argmin", "count_nonzero") else out.dtype)
+                             dtype=reduced_dtype(name, out.dtype))
         if out.kind == TENSOR and _flattens(name, call):
             return out.with_(ndim=1)
         ndim = _reduced_ndim(recv, call) if out.kind == TENSOR and name in FULL_REDUCTIONS else None
         if ndim is not None and name not in ("max", "min", "median"):
             # `scores.argmax(0)` of a 1-D tensor: one dimension fewer (0-dim from a vector)
             return out.with_(ndim=ndim, zero_dim=ndim == 0,
-                             dtype="int" if name in ("argmax", "argmin", "count_nonzero") else out.dtype)
+                             dtype=reduced_dtype(name, out.dtype))
         if out.kind == TENSOR and name in SHAPE_KEEPING and recv.ndim is not None:
             return out.with_(ndim=recv.ndim, zero_dim=recv.zero_dim)
         return out

@@ -225,7 +225,7 @@ class TorchCalls:
         positional = [a for a in call.args if a.keyword is None and not a.star]
         if not positional or any(a.star for a in call.args):
             return out
-        dtype = "int" if last in ("argmax", "argmin", "count_nonzero") else out.dtype
+        dtype = reduced_dtype(last, out.dtype)
         if len(call.args) == 1:
             return out.with_(zero_dim=True, ndim=0, dtype=dtype)
         if last in ("max", "min", "median"):
@@ -424,6 +424,11 @@ def _kwarg_true(call: cst.Call, name: str) -> bool:
         if a.keyword is not None and a.keyword.value == name:
             return type(a.value) is cst.Name and a.value.value == "True"
     return False
+
+
+def reduced_dtype(name: str, dtype: Optional[str]) -> Optional[str]:
+    """The dtype of a reduction's result: an index or a count is an integer, the rest keep theirs."""
+    return "int" if name in ("argmax", "argmin", "count_nonzero") else dtype
 
 
 def _reduced_ndim(recv: Value, call: cst.Call) -> Optional[int]:

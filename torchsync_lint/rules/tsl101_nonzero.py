@@ -87,7 +87,7 @@ class Nonzero(Rule):
         q = self.ctx.qualname(node.func)
         if q in FUNCTIONS or (q == "torch.where" and self._one_argument(node)):
             first = arg(node, 0, "input") or arg(node, 0, "condition")
-            if first is not None and self._may_be_on_gpu(first.value):
+            if first is not None and may_be_on_gpu(self.ctx.value(first.value)):
                 self.report(node)
             return
         if q is None and self.ctx.tensor_method(node) in METHODS:
@@ -97,6 +97,3 @@ class Nonzero(Rule):
     @staticmethod
     def _one_argument(call: cst.Call) -> bool:
         return len(call.args) == 1 and not call.args[0].star
-
-    def _may_be_on_gpu(self, expr: cst.BaseExpression) -> bool:
-        return may_be_on_gpu(self.ctx.value(expr))
