@@ -18,6 +18,7 @@ from torchsync_lint.inference.defs import (  # noqa: F401
     CallSite,
     ClassInfo,
     FunctionInfo,
+    binding_names,
     bound_names,
     class_level,
     target_names,
@@ -36,6 +37,7 @@ from torchsync_lint.inference.values import (
     UNKNOWN_VALUE,
     Value,
     join,
+    join_maybe,
 )
 
 
@@ -398,6 +400,9 @@ class CallSites:
             before = self._scope_before(caller, call, expr.value)
             if before is not None:
                 return self.infer(expr, before)
+            at_call = self._value_at_call(caller, call, expr)
+            if at_call is not None:
+                return at_call
         scope = self.summary_scope(caller) if caller is not None else self.module_scope()
         comps = self.index.comp_calls.get(id(call))
         if comps:  # `[helper(x) for x in xs]`: the comprehensions' variables, as they iterate
@@ -408,6 +413,38 @@ class CallSites:
                     self.bind(f.target, self.iter_element(f.iter, scope), scope)
                     f = f.inner_for_in
         return self.infer(expr, scope)
+
+    def _value_at_call(self, func: FunctionInfo, call: cst.Call, expr: cst.Name) -> Optional[Value]:
+        """``helper(x)`` before a later ``x = best.cpu()`` (or ``loss = loss.item()``): the name
+        as it stands at the call, where the function rebinds it after; in a loop that binds it
+        only after the call, joined with what that binding carries round to the next turn. None
+        where nothing rebinds it after."""
+        mark = self.index.call_marks.get(id(call))
+        if mark is None:
+            return None
+        at, loop = mark
+        bound = self._bound_per_binding(func)
+        name = expr.value
+        if not any(name in names for names in bound[at:]):
+            return None
+        # in a loop that does not bind the name before the call, a later binding comes round
+        carried = loop is not None and not any(name in names for names in bound[loop:at])
+        key = (id(func), at)
+        scope = self._scopes_at.get(key)
+        if scope is None:
+            parent = self.summary_scope(func.parent) if func.parent is not None else self.module_scope()
+            scope = Scope(func, parent, dict(self.params(func)))
+            for b in func.bindings[:at]:
+                self.replay(b, scope)
+            self._scopes_at[key] = scope
+        v = self.infer(expr, scope)
+        return join_maybe(v, self.infer(expr, self.summary_scope(func))) if carried else v
+
+    def _bound_per_binding(self, func: FunctionInfo) -> list:
+        got = self._binding_names.get(id(func))
+        if got is None:
+            got = self._binding_names[id(func)] = [binding_names([b]) for b in func.bindings]
+        return got
 
     def _scope_before(self, func: FunctionInfo, call: cst.Call, name: str) -> Optional[Scope]:
         """The function's names just before the assignment of ``call``'s result to ``name``

@@ -14,10 +14,13 @@ import libcst as cst
 
 from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference import named_tuples
+from torchsync_lint.inference.torch_api import DISTRIBUTION_PREFIX
 from torchsync_lint.inference.defs import binding_names, class_level, generated_fields, string_key, torch_dim_keyword
 from torchsync_lint.inference.index import ClassInfo, FunctionInfo, any_base
+from torchsync_lint.inference.roots import names_tensor_base
 from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.values import (
+    DEVICE_REF,
     BATCH,
     CPU,
     CUDA,
@@ -55,6 +58,8 @@ class Calls:
 
     def _instance(self, cls: ClassInfo) -> Value:
         """``Cls(...)`` of a class of this file (its bases may live elsewhere)."""
+        if self._tensor_class(cls):
+            return tensor()  # a subclass of torch.Tensor (``_placed_instance`` says where)
         if self.project is not None and self.recorded is not None:
             # a growing project does not hold this file yet: ask it about the foreign bases only
             v = Value(MODULE if self.is_module_class(cls) else OBJECT, cls=cls.key)
@@ -69,6 +74,14 @@ class Calls:
             # every base is known here or is no torch class (`NamedTuple`, `Generic[T]`, `ABC`): no nn.Module
             return Value(OBJECT, cls=cls.key)
         return self._ref(("call", cls.key))
+
+    def _tensor_class(self, cls: ClassInfo) -> bool:
+        """Some base, here or in another file, is a tensor's (``roots.names_tensor_base``)."""
+        def names_one(c: ClassInfo) -> bool:
+            return any(names_tensor_base(b) and self.index.classes.get(b.split(".")[-1]) is None
+                       and (self.project is None or self.project.class_key(b) is None) for b in c.bases)
+        return names_one(cls) or any_base(cls, self.index, self.project, names_one,
+                                          lambda key: self.project.is_tensor_class(key))
 
     def is_module_class(self, cls: ClassInfo) -> bool:
         """The class is an ``nn.Module``: by its own bases, here or in another file."""
@@ -121,9 +134,28 @@ class Calls:
                 return tensor() if recv.kind == MODULE and name in ("forward", "__call__") else UNKNOWN_VALUE
         if recv.cls == "torch.nn.Module":
             return UNKNOWN_VALUE  # `model: nn.Module`: any module, which may return a tuple or a dict
+        if recv.kind == OBJECT and recv.cls is not None and recv.cls.startswith(DISTRIBUTION_PREFIX):
+            # `dist.log_prob(a)`, `dist.sample()`, `dist.entropy()`: what torch's Distribution declares
+            made = facts.lookup("Distribution." + name)
+            if made is not None and made.kind == "method" and made.returns.kind == "tensor":
+                return tensor(recv.device)
+            return UNKNOWN_VALUE
         if recv.cls is None or recv.cls.startswith("torch."):  # a torch.nn layer: its output is a tensor
             return tensor() if recv.kind == MODULE and name in ("forward", "__call__") else UNKNOWN_VALUE
         return self._ref(("method", recv.cls, name) + self._call_flag(call, scope))
+
+    def placed_subclass(self, made: Value, call: cst.Call, scope: Scope) -> Value:
+        """``Mask(data)``, ``MetaTensor(x, device=d)``: a tensor subclass's constructor places its
+        data as ``torch.as_tensor`` does: on ``device=``, else where a tensor given is, else (host
+        data) on the default device."""
+        dev = self.device_arg(call, scope)
+        if dev is not None:
+            return made.with_(device=None if dev == "?" else dev, cls=None)
+        first = next((a.value for a in call.args if a.keyword is None), None)
+        v = self.infer(first, scope) if first is not None else None
+        if v is not None and v.kind == TENSOR:
+            return made.with_(device=v.device, cls=None)
+        return made.with_(device=self.default_device(), cls=None)
 
     def device_arg(self, call: cst.Call, scope: Scope) -> Optional[str]:
         """The device a factory call names: "cpu", "cuda", None (none given) or "?" (a variable)."""
@@ -146,6 +178,10 @@ class Calls:
             v = self.infer(e, scope)  # a variable holding "cpu" or torch.device("cuda")
             if v.kind in (STR, DEVICE) and v.device in (CPU, CUDA):
                 return v.device
+            if v.ref is not None and v.ref[0] == "value" and self.project is None:
+                # another file's constant (`HOST = torch.device("cpu")`): named, for the project to
+                # place what it puts there (``Project.deep``)
+                return DEVICE_REF + v.ref[1]
         return "?"
 
     def dtype_arg(self, call: cst.Call) -> Optional[str]:
@@ -301,7 +337,10 @@ class Calls:
                 return self.returns_at(f, call, scope)
             cls = self.index.classes.get(func.value)
             if cls is not None:
-                return self._with_fields(self._instance(cls), call, scope)
+                made = self._instance(cls)
+                if made.kind == TENSOR:
+                    return self.placed_subclass(made, call, scope)
+                return self._with_fields(made, call, scope)
         return UNKNOWN_VALUE
 
     def _lambdas(self, func: cst.BaseExpression, scope: Scope) -> List[cst.Lambda]:

@@ -205,3 +205,40 @@ def class_level(node: cst.FunctionDef) -> bool:
     """A ``@staticmethod`` or ``@classmethod``: callable through the class's name."""
     return any(type(d.decorator) is cst.Name and d.decorator.value in ("staticmethod", "classmethod")
                for d in node.decorators)
+
+
+def declared_all(bindings: List[tuple]) -> Optional[List[str]]:
+    """A module's ``__all__`` when its module-level bindings spell it out as string literals
+    (``__all__ = [...]``, ``+= [...]``, ``(...)``); None when it has none or one not literal."""
+    names: Optional[List[str]] = None
+    for b in bindings:
+        if b[0] not in ("assign", "annassign") or len(b[1]) != 1 or not _is_all(b[1][0]):
+            continue
+        value = b[2]
+        if type(value) is cst.BinaryOperation and type(value.operator) is cst.Add \
+                and _is_all(value.left) and names is not None:
+            added = _strings(value.right)
+            if added is None:
+                return None
+            names = names + added
+            continue
+        names = _strings(value)
+        if names is None:
+            return None
+    return names
+
+
+def _is_all(node) -> bool:
+    return type(node) is cst.Name and node.value == "__all__"
+
+
+def _strings(node) -> Optional[List[str]]:
+    if type(node) not in (cst.List, cst.Tuple):
+        return None
+    out = []
+    for el in node.elements:
+        v = el.value
+        if type(v) is not cst.SimpleString or v.prefix.lower() not in ("", "u"):
+            return None
+        out.append(v.evaluated_value)
+    return out

@@ -22,6 +22,7 @@ import libcst as cst
 from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference.annotations import Annotations
 from torchsync_lint.inference.branches import narrowed_by
+from torchsync_lint.inference.defs import binding_names
 from torchsync_lint.inference.calls import Calls
 from torchsync_lint.inference.expressions import Expressions
 from torchsync_lint.inference.index import FileIndex, FunctionInfo
@@ -111,11 +112,15 @@ class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summ
         self._module_scope: Optional[Scope] = None
         self._declared: Dict[int, Dict[str, Value]] = {}
         self._held_call_list: Optional[list] = None  # ``call_sites._held_calls``
+        self._scopes_at: Dict[tuple, Scope] = {}  # (id(func), statement mark) -> names there (``_value_at_call``)
+        self._binding_names: Dict[int, list] = {}
 
     def _rebase_aliases(self) -> None:
         """``from .compat import torch``: the name is torch itself, re-exported by a project
         module (its calls are torch's calls, ``torch.nonzero`` included)."""
         amap = self.aliases.map
+        if self.aliases.stars and not self.aliases.stars_taken:
+            self._take_starred(amap)
         for name, target in list(amap.items()):
             if "." in target and target.split(".")[0] not in EXTERNAL_ROOTS:
                 found = self.project.external_module(target)
@@ -123,6 +128,20 @@ class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summ
                     found = "torch"  # `from .backend import torch`, set there at run time (setattr)
                 if found is not None:
                     amap[name] = found
+
+    def _take_starred(self, amap: Dict[str, str]) -> None:
+        """``from .imports import *``: the names this file reads and binds nowhere itself are what
+        the star imports bind (``torch``, ``F``, a helper), in order, the last one winning."""
+        index = self.index
+        wanted = self.aliases.star_uses - amap.keys() - index.module_functions.keys() - index.classes.keys()
+        if not wanted:
+            return
+        wanted -= binding_names(index.module_bindings)
+        for star in self.aliases.stars:
+            for name, target in self.project.exported(star).items():
+                if name in wanted:
+                    amap[name] = target
+        self.aliases.stars_taken = True  # the file's other evaluators share the map
 
     def _dynamic(self, q: str) -> bool:
         """No file of the project defines ``q``: not a module, function, class or value of it."""
@@ -278,7 +297,8 @@ class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summ
             if q == "builtins.enumerate" and it.args:
                 return Value(TUPLE, elts=(INT, self.iter_element(it.args[0].value, scope)))
             if q == "builtins.zip" and it.args:
-                return Value(TUPLE, elts=tuple(self.iter_element(a.value, scope) for a in it.args))
+                # `zip(a, b, strict=True)`: one member per positional argument
+                return Value(TUPLE, elts=tuple(self.iter_element(a.value, scope) for a in it.args if a.keyword is None))
             if q in api.PASS_THROUGH_ITERABLES and it.args:
                 return self.iter_element(it.args[0].value, scope)  # tqdm(loader), iter(loader)
             if type(it.func) is cst.Attribute and it.func.attr.value in ("items", "values"):

@@ -209,6 +209,8 @@ class Expressions:
             if len(e.slice) == 1 and type(e.slice[0].slice) is cst.Slice:
                 return base
             return tensor(base.device, base.dtype).with_(ndim=base.ndim, zero_dim=base.ndim == 0)
+        if base.kind == NDARRAY and all(type(el.slice) is cst.Slice for el in e.slice):
+            return base  # `idx[start:start + bs]` of a permutation: still an array
         if base.kind == SIZE:
             if len(e.slice) == 1 and type(e.slice[0].slice) is cst.Slice:
                 return Value(SIZE)

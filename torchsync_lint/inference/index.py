@@ -82,6 +82,11 @@ class FileIndex(Bindings, cst.CSTVisitor):
         # id() of a call inside comprehensions -> those comprehensions, outermost first: what their
         # variables hold where the call passes them (``[helper(x) for x in xs]``)
         self.comp_calls: Dict[int, Tuple[cst.CSTNode, ...]] = {}
+        # id(call) -> where its statement and its innermost loop start in the caller's bindings
+        # (``mark_statement``; the loop's None outside one)
+        self.call_marks: Dict[int, Tuple[int, Optional[int]]] = {}
+        self._stmt_mark = 0
+        self._loop_starts: Dict[int, int] = {}
         self._comps: List[cst.CSTNode] = []
         self._loop_moved: Dict[int, Set[str]] = {}  # open for loop -> names moved to a device in it
         self._for_targets: List[tuple] = []  # open for loops of this function: (node, names bound)
@@ -216,6 +221,7 @@ class FileIndex(Bindings, cst.CSTVisitor):
 
     # -- bindings ----------------------------------------------------------------------------
     def visit_For(self, node: cst.For) -> None:
+        self.mark_statement()
         self._bindings().append(("for", node.target, node.iter))
         if self._no_grad:
             self._eval_loops.add(id(node))
@@ -295,6 +301,7 @@ class FileIndex(Bindings, cst.CSTVisitor):
         return name in f.moved or any(f.comp_sources.get(m) == name for m in f.moved)
 
     def visit_While(self, node: cst.While) -> None:
+        self.mark_statement()
         self._enter_loop(node)
 
     def leave_While(self, node: cst.While) -> None:
@@ -309,6 +316,7 @@ class FileIndex(Bindings, cst.CSTVisitor):
         return self.aliases.qualify(e) in NO_GRAD
 
     def visit_With(self, node: cst.With) -> None:
+        self.mark_statement()
         if any(self._turns_off_grad(item.item) for item in node.items):
             self._no_grad.append(node)
 
@@ -326,6 +334,7 @@ class FileIndex(Bindings, cst.CSTVisitor):
     def _enter_loop(self, node: cst.CSTNode) -> None:
         self._loop_stack.append(node)
         self._loop_calls.append([])
+        self._loop_starts[id(node)] = self._stmt_mark
 
     def _leave_loop(self, node: cst.CSTNode) -> None:
         self._loop_stack.pop()
@@ -442,6 +451,9 @@ class FileIndex(Bindings, cst.CSTVisitor):
             simple = key  # what the partial binds (the checkpoint passes), and where the function goes
         if simple is not None:
             self.call_sites.setdefault(simple, []).append(CallSite(caller, node, 0))
+            if caller is not None:
+                loop = self._loop_starts[id(self._loop_stack[-1])] if self._loop_stack else None
+                self.call_marks[id(node)] = (self._stmt_mark, loop)
 
     def callee_key(self, func: cst.BaseExpression) -> Optional[str]:
         """A best-effort key of the called function, matching ``FunctionInfo.key`` across files."""
@@ -487,6 +499,8 @@ class FileIndex(Bindings, cst.CSTVisitor):
                 self._func_stack[-1].tensor_uses.add(node.value.value)
 
     def visit_Name(self, node: cst.Name) -> None:
+        if self.aliases.stars:
+            self.aliases.star_uses.add(node.value)
         if self._builtin_uses and node.value in BUILTIN_NAMES:
             self._builtin_uses[-1].append(node)
         if not self.mentions_torch and node.value in ("torch", "Tensor"):

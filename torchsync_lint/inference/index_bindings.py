@@ -25,6 +25,13 @@ class Bindings:
     def _bindings(self) -> List[tuple]:
         return self._func_stack[-1].bindings if self._func_stack else self.module_bindings
 
+    # where each statement starts in its function's bindings: a call's arguments are the names as
+    # they stand before the statement that makes it (``call_marks``), not after the function's end
+    def mark_statement(self, node=None) -> None:
+        self._stmt_mark = len(self._bindings())
+
+    visit_SimpleStatementLine = visit_SimpleStatementSuite = visit_If = visit_Try = mark_statement
+
     def visit_Assign(self, node: cst.Assign) -> None:
         targets = [t.target for t in node.targets]
         self._bindings().append(("assign", targets, node.value))

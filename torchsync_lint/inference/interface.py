@@ -4,6 +4,7 @@ Computed once per file from its index and an evaluator with no project (what it 
 stays a reference, resolved later by ``project.Project``):
 
 - ``aliases``: the import table (re-exports, ``import a.b as c``);
+- ``stars`` and ``all``: the modules it star-imports and its literal ``__all__`` (``inference.stars``);
 - ``functions``: key -> the value each function or method returns;
 - ``classes``: key -> bases (qualified), methods (name -> key), values stored on ``self``;
 - ``values``: module-level names -> values;
@@ -23,7 +24,7 @@ from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference.evaluate import EXTERNAL_ROOTS, Evaluator
 from torchsync_lint.inference.callgraph import FileSummary, summary_from_data, summary_to_data  # noqa: F401
 from torchsync_lint.inference.switches import own_log_prob, turns_validation_off
-from torchsync_lint.inference.defs import bound_names, generated_fields, is_property
+from torchsync_lint.inference.defs import bound_names, declared_all, generated_fields, is_property
 from torchsync_lint.inference.index import FileIndex
 from torchsync_lint.inference.values import (
     DEVICE,
@@ -110,6 +111,8 @@ def extract(index: FileIndex, evaluator: Evaluator, summary: Optional[FileSummar
         "format": FORMAT,
         "module": index.module_name,
         "aliases": dict(index.aliases.map),
+        "stars": list(index.aliases.stars),
+        "all": declared_all(index.module_bindings),
         "functions": functions,
         "classes": classes,
         "values": values,

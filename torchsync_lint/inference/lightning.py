@@ -1,5 +1,7 @@
-"""PyTorch Lightning: a LightningModule's step hooks get their batch on the module's device (the
-Trainer moves it there before the hook runs)."""
+"""Trainers that move the batch to the device before a hook runs: a PyTorch Lightning
+LightningModule's step hooks get it as their first argument, a Hugging Face ``transformers.Trainer``
+subclass's ``compute_loss`` / ``training_step`` / ``prediction_step`` as ``inputs``, after the model
+(``Trainer._prepare_inputs`` moved it)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,30 @@ def moved_to_device(v: Value) -> Value:
                        elts=tuple(moved_to_device(e) for e in v.elts),
                        keys=tuple((k, moved_to_device(x)) for k, x in v.keys))
     return Value(BATCH, device=CUDA)
+
+
+# transformers.Trainer hooks whose second argument (after the model) is the prepared batch
+HF_TRAINER_STEPS = frozenset("compute_loss training_step prediction_step".split())
+
+
+def device_batch_position(func, index, project) -> int:
+    """Which parameter of ``func`` (counting ``self``) a trainer fills with a batch already on the
+    device; 0 for none."""
+    if func.name in LIGHTNING_STEPS and is_lightning_module(func.cls, index, project):
+        return 1
+    if func.name in HF_TRAINER_STEPS and func.cls is not None and (
+            _hf_trainer(func.cls) or any_base(func.cls, index, project, _hf_trainer,
+                                              lambda key: any(_hf_base(b) for b in project.bases_in_ancestry(key)))):
+        return 2
+    return 0
+
+
+def _hf_base(base: str) -> bool:
+    return base.startswith("transformers.") and base.endswith("Trainer")
+
+
+def _hf_trainer(cls) -> bool:
+    return any(_hf_base(b) for b in cls.bases)
 
 
 def is_lightning_module(cls, index, project) -> bool:

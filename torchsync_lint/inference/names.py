@@ -9,7 +9,7 @@ against the file's own module name. Built once per file from every import statem
 from __future__ import annotations
 
 import builtins
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 import libcst as cst
 
@@ -37,6 +37,11 @@ class Aliases:
         self.map: Dict[str, str] = {}
         self.shadowed: set = set()  # local defs that hide a builtin of the same name
         self.shadowed_nodes: set = set()  # id() of uses of a builtin's name that a function binds
+        # `from .imports import *`: modules whose public names this one takes (the project expands
+        # them, ``Project.exported``); `star_uses`: the free names this file reads, the only ones asked
+        self.stars: List[str] = []
+        self.star_uses: set = set()
+        self.stars_taken = False
 
     def add_import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -66,7 +71,11 @@ class Aliases:
 
     def add_import_from(self, node: cst.ImportFrom) -> None:
         base = self._base_module(node)
-        if base is None or type(node.names) is cst.ImportStar:
+        if base is None:
+            return
+        if type(node.names) is cst.ImportStar:
+            if base:
+                self.stars.append(base)
             return
         for alias in node.names:
             name = dotted(alias.name)

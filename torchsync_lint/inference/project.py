@@ -19,12 +19,19 @@ from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from torchsync_lint.inference.handed import HANDED, handed_value
 from torchsync_lint.inference.project_calls import TEST_CALL, ProjectCalls, test_module  # noqa: F401 (re-exported)
-from torchsync_lint.inference.roots import DICT_CLASSES, EXTERNAL_ROOTS
+from torchsync_lint.inference.roots import DICT_CLASSES, EXTERNAL_ROOTS, names_tensor_base
+from torchsync_lint.inference.stars import exports
 from torchsync_lint.inference.values import (
+    CPU,
+    CUDA,
+    DEVICE,
+    DEVICE_REF,
     DICT,
     MAX_KEYS,
     MODULE,
     OBJECT,
+    STR,
+    TENSOR,
     TYPE,
     UNKNOWN,
     UNKNOWN_VALUE,
@@ -69,6 +76,8 @@ class Project(ProjectCalls):
         self._stored_calls = calls is not None
         self._params: Dict[tuple, Value] = {}
         self._object_informative: Dict[str, bool] = {}
+        self._exported: Dict[str, Dict[str, str]] = {}
+        self._is_tensor: Dict[str, bool] = {}
         # some file moves the default device off the CPU: factories without device= go anywhere
         self.sets_default_device = any((i or {}).get("sets_default_device") for i in interfaces.values()) \
             if sets_default_device is None else sets_default_device
@@ -128,7 +137,7 @@ class Project(ProjectCalls):
             head, rest = parts[i], parts[i + 1:]
             if not rest and head in iface.get("values", {}):
                 return "value", q
-            target = iface.get("aliases", {}).get(head)
+            target = iface.get("aliases", {}).get(head) or self._starred(iface, head)
             if target is not None and target != q:
                 return self.locate(".".join([target] + rest), depth + 1)
             if rest:  # Class.method / Class.attr of a class defined in that module
@@ -150,7 +159,7 @@ class Project(ProjectCalls):
             iface = self.module(".".join(parts[:i]))
             if iface is None:
                 continue
-            target = iface.get("aliases", {}).get(parts[i])
+            target = iface.get("aliases", {}).get(parts[i]) or self._starred(iface, parts[i])
             if target is None or target == q:
                 return None
             full = ".".join([target] + parts[i + 1:])
@@ -158,6 +167,25 @@ class Project(ProjectCalls):
                 return full
             return self.external_module(full, depth + 1)
         return None
+
+    def exported(self, module: str, depth: int = 0) -> Dict[str, str]:
+        """What ``from module import *`` binds there: name -> qualified target (``inference.stars``)."""
+        got = self._exported.get(module)
+        if got is not None:
+            return got
+        iface = self.module(module)
+        if iface is None or depth > _MAX_DEPTH:
+            return {}  # not memoised: an on-demand loader may find it later
+        self._exported[module] = {}  # a star-import cycle binds nothing more
+        got = self._exported[module] = exports(module, iface, lambda m: self.exported(m, depth + 1))
+        return got
+
+    def _starred(self, iface: dict, name: str) -> Optional[str]:
+        """``name`` as one of the module's star imports binds it."""
+        found = None
+        for star in iface.get("stars", ()):
+            found = self.exported(star).get(name, found)  # the last star import binding it wins
+        return found
 
     def class_key(self, q: str) -> Optional[str]:
         loc = self.locate(q)
@@ -248,7 +276,18 @@ class Project(ProjectCalls):
         return out
 
     def instance(self, cls_key: str) -> Value:
+        if self.is_tensor_class(cls_key):
+            return tensor()  # a subclass of torch.Tensor (a tensor with metadata): where, its data says
         return Value(MODULE if self.is_module(cls_key) else OBJECT, cls=cls_key)
+
+    def is_tensor_class(self, cls_key: str) -> bool:
+        """The class or a project class it derives from names a tensor base (``roots.names_tensor_base``)."""
+        got = self._is_tensor.get(cls_key)
+        if got is None:
+            got = self._is_tensor[cls_key] = any(
+                names_tensor_base(b) and self.class_key(b) is None
+                for k in self.mro(cls_key) for b in self._classes[k][1].get("bases", ()))
+        return got
 
     # -- references -----------------------------------------------------------------------------
     def resolve(self, ref: tuple) -> Value:
@@ -271,6 +310,9 @@ class Project(ProjectCalls):
         """``v`` with every reference inside it resolved."""
         if v.ref is not None:
             return self.resolve(v.ref)
+        if v.device and v.device[0] == DEVICE_REF:
+            named = self.resolve(("value", v.device[1:]))
+            v = v.with_(device=named.device if named.kind in (STR, DEVICE) and named.device in (CPU, CUDA) else None)
         if v.elts:
             v = v.with_(elts=tuple(self.deep(e) for e in v.elts))
         if v.item is not None:
@@ -300,7 +342,9 @@ class Project(ProjectCalls):
             if loc[0] == "function":
                 return self._returns(loc[1], ref[2] if len(ref) > 2 else None)
             if loc[0] == "class":
-                return self.instance(loc[1])
+                made = self.instance(loc[1])
+                # a tensor subclass: the caller places it (``Calls.placed_subclass``) by its class
+                return made.with_(cls=loc[1]) if made.kind == TENSOR else made
             return UNKNOWN_VALUE
         if kind == "method":
             cls_key = self.class_key(ref[1])

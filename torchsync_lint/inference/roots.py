@@ -10,3 +10,12 @@ EXTERNAL_ROOTS = frozenset(
 # Base classes whose instances are plain dicts: a `TypedDict` annotation says which keys, not what
 # the values hold, so it makes no instance of the class.
 DICT_CLASSES = ("TypedDict",)
+
+
+def names_tensor_base(base: str) -> bool:
+    """A base class that makes a class's instances tensors: ``torch.Tensor`` or ``nn.Parameter``, or a
+    class of another library named as one (``TensorBase``, ``NumpyTensor``), which only subclasses of
+    ``torch.Tensor`` are. A caller first makes sure no project class has that name."""
+    last = base.rsplit(".", 1)[-1]
+    return base in ("torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter") or (
+        base.split(".")[0] != "torch" and (last.endswith("Tensor") or last == "TensorBase") and last != "Tensor")

@@ -18,7 +18,7 @@ from torchsync_lint.inference.call_sites import CallSites, all_params, bound_nam
 from torchsync_lint.inference.collate import collate_names, collates, on_host
 from torchsync_lint.inference.docstrings import docstring, parameter_types
 from torchsync_lint.inference.index import STEP_HOOKS, FunctionInfo
-from torchsync_lint.inference.lightning import LIGHTNING_STEPS, is_lightning_module, moved_to_device
+from torchsync_lint.inference.lightning import device_batch_position, moved_to_device
 from torchsync_lint.inference.names import dotted
 from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.signatures import (
@@ -79,14 +79,14 @@ class Summaries(CallSites, Attributes):
                     func.name == "forward" or (func.name == "__call__" and func.cls.is_module)
                 )
             ) or func.name in STEP_HOOKS or func.name in self.hot_functions
-            on_device = func.name in LIGHTNING_STEPS and is_lightning_module(func.cls, self.index, self.project)
+            on_device = device_batch_position(func, self.index, self.project) if func.cls is not None else 0
             for i, param in enumerate(positional + list(p.kwonly_params)):
                 name = param.name.value
                 if i == 0 and func.is_method and not is_static and param in positional:
                     out[name] = Value(SELF)
                     continue
-                if on_device and i == 1:
-                    # Lightning moves the batch to the module's device before a step hook runs
+                if on_device and i == on_device:
+                    # the trainer moves the batch to the device before the hook runs
                     out[name] = moved_to_device(self.declared(func).get(name, UNKNOWN_VALUE))
                     continue
                 v = self.declared(func).get(name, UNKNOWN_VALUE)

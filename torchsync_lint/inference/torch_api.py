@@ -192,3 +192,6 @@ VALIDATING_DISTRIBUTIONS = frozenset(
     ).split()
 )
 DISTRIBUTION_PREFIX = "torch.distributions."
+# the class of a distribution built with `validate_args=False` (or a variable): its methods' returns
+# are known, and it is no validating one (``rules.tsl404``'s test reads the class's last name)
+UNCHECKED = ":unchecked"

@@ -106,11 +106,15 @@ class TorchCalls:
             if q.split(".")[0] in EXTERNAL_ROOTS:
                 return None
             # a class or function imported from another file: what that file's interface says
-            return self._ref(("call", q) + self._call_flag(call, scope))
+            got = self._ref(("call", q) + self._call_flag(call, scope))
+            if got.kind == TENSOR and got.cls is not None:
+                return self.placed_subclass(got, call, scope)  # a tensor subclass's constructor
+            return got
         if q.startswith(api.DISTRIBUTION_PREFIX) and last in api.VALIDATING_DISTRIBUTIONS:
             validate = _keyword(call, "validate_args")
             if validate is not None and not leaves_validation_on(validate):
-                return None  # `validate_args=False` (or a variable): not known to check
+                # `validate_args=False` (or a variable): not known to check, still a distribution
+                return Value(OBJECT, cls=api.DISTRIBUTION_PREFIX + last + api.UNCHECKED)
             return Value(OBJECT, cls=api.DISTRIBUTION_PREFIX + last)
         if q in api.PAD_PACKED:
             return Value(TUPLE, elts=(tensor(), tensor(CPU, "int").with_(ndim=1)))

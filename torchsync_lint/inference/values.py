@@ -117,6 +117,11 @@ class Value:
 UNKNOWN_VALUE = Value()
 
 
+# a tensor's device named by another file's constant, "@pkg.consts.HOST": left so by an evaluator
+# without the project (an interface), placed by ``Project.deep``; like an unknown device elsewhere
+DEVICE_REF = "@"
+
+
 def tensor(device: Optional[str] = None, dtype: Optional[str] = None, host_data: bool = False) -> Value:
     return Value(TENSOR, device=device, dtype=dtype, host_data=host_data)
 

@@ -1,0 +1,5 @@
+"""Devices named once, in a module of their own."""
+import torch
+
+HOST = torch.device("cpu")
+ACCEL = torch.device("cuda")

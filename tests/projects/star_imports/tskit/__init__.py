@@ -1,0 +1,1 @@
+from .utils import *  # the package re-exports what `utils.__all__` lists
