@@ -252,8 +252,8 @@ class FileContext:
 
     def bind_for(self, node: cst.For) -> None:
         self._values.clear()
-        self.evaluator.bind(node.target, self.evaluator.iter_element(node.iter, self.scope), self.scope)
+        self.evaluator.bind_for(node.target, node.iter, self.scope)
 
     def bind_comp(self, node: cst.CompFor) -> None:
         self._values.clear()
-        self.evaluator.bind(node.target, self.evaluator.iter_element(node.iter, self.scope), self.scope)
+        self.evaluator.bind_for(node.target, node.iter, self.scope)

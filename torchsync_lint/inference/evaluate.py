@@ -22,7 +22,7 @@ import libcst as cst
 from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference.annotations import Annotations
 from torchsync_lint.inference.branches import narrowed_by
-from torchsync_lint.inference.defs import binding_names
+from torchsync_lint.inference.defs import binding_names, target_names
 from torchsync_lint.inference.calls import Calls
 from torchsync_lint.inference.expressions import Expressions
 from torchsync_lint.inference.index import FileIndex, FunctionInfo
@@ -51,6 +51,7 @@ from torchsync_lint.inference.values import (
     UNKNOWN_VALUE,
     Value,
     join,
+    join_maybe,
     join_members,
     number,
     tensor,
@@ -230,12 +231,22 @@ class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summ
             target, value, ann = binding[1][0], binding[2], binding[3]
             self.bind(target, self.annotated(ann, value, scope), scope)
         elif kind == "for":
-            self.bind(binding[1], self.iter_element(binding[2], scope), scope)
+            self.bind_for(binding[1], binding[2], scope)
         elif kind == "with":
             self.bind(binding[1], UNKNOWN_VALUE, scope)
         elif kind == "assert":
             for name, v in narrowed_by(binding[2], self.aliases.qualify, scope.lookup):
                 scope.values[name] = v
+
+    def bind_for(self, target: cst.BaseExpression, iterable: cst.BaseExpression, scope: Scope) -> None:
+        """``for target in iterable``: the items; one of unknown kind that the body uses as only a
+        tensor is used (``index_uses``: ``for x in preds: x = x[x[:, 4] > t]``) is a tensor."""
+        self.bind(target, self.iter_element(iterable, scope), scope)
+        if scope.func is not None and scope.func.tensor_uses:
+            for name in (target_names(target) & scope.func.tensor_uses) - scope.func.type_tested:
+                got = scope.values.get(name)
+                if got is None or (got.kind == UNKNOWN and got.ref is None):
+                    scope.values[name] = tensor()
 
     def annotated(self, ann: cst.BaseExpression, value: Optional[cst.BaseExpression], scope: Scope) -> Value:
         """``name: ann = value``: the annotation, unless the value says more (``m: Tensor = x > 0`` is bool)."""
@@ -256,6 +267,12 @@ class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summ
                 # a parameter keeps its declared type (as a type checker reads it) when
                 # reassigned from something we cannot see: ``images, targets = self.transform(...)``
                 value = self.declared(scope.func).get(target.value, value)
+                if (value.kind == UNKNOWN and value.ref is None and target.value in scope.func.tensor_uses
+                        and target.value not in scope.func.type_tested):
+                    # `loss = criterion(out, y)` of an unknown criterion, then `loss.backward()`:
+                    # the function uses the name as only a tensor is used (``index_uses``; a use
+                    # under an isinstance test is no evidence)
+                    value = tensor()
             elif value.kind == TYPE and scope.func is None and scope.cls is None:
                 value = _named_dtype(target.value, value)
             scope.values[target.value] = value
@@ -305,6 +322,15 @@ class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summ
                 base = self.infer(it.func.value, scope)
                 if base.kind == BATCH:  # a dict batch: its values are batches too
                     return base if it.func.attr.value == "values" else Value(TUPLE, elts=(UNKNOWN_VALUE, base))
+                if base.kind == DICT and (base.keys or base.elts or base.item is not None):
+                    # `for k, v in {"loss": loss, "acc": acc}.items()`: what its values share (named
+                    # keys, or the values of a literal another file passes)
+                    member = None
+                    for v in [v for _k, v in base.keys] + list(base.elts) + [base.item]:
+                        if v is not None:  # a tensor beside numbers: maybe a tensor
+                            member = v if member is None else join_maybe(member, v)
+                    member = member or UNKNOWN_VALUE
+                    return member if it.func.attr.value == "values" else Value(TUPLE, elts=(UNKNOWN_VALUE, member))
         v = self.infer(it, scope)
         if v.kind == OBJECT and v.cls == "torch.utils.data.DataLoader":
             return Value(BATCH, pinned=v.pinned, assumed=v.assumed)

@@ -5,14 +5,12 @@ Cheap facts only; values are computed lazily by ``evaluate.Evaluator`` from what
 
 from __future__ import annotations
 
-import functools
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from torchsync_lint import catalog
 from torchsync_lint.inference import torch_api as api
-from torchsync_lint.inference import torch_facts
 from torchsync_lint.inference.labels import COLD_METHODS, STEP_HOOKS, names_function  # noqa: F401  (re-exported)
 from torchsync_lint.inference.defs import (  # noqa: F401  (re-exported)
     CallSite,
@@ -27,6 +25,7 @@ from torchsync_lint.inference.defs import (  # noqa: F401  (re-exported)
     torch_dim_keyword,
 )
 from torchsync_lint.inference.index_bindings import Bindings, augmented_value  # noqa: F401  (re-exported)
+from torchsync_lint.inference.index_uses import TensorUses
 from torchsync_lint.inference.names import BUILTIN_NAMES, Aliases, dotted
 from torchsync_lint.inference.switches import leaves_validation_on
 
@@ -42,7 +41,7 @@ STEP_CALL_ATTRS = frozenset(("backward", "step"))
 MODULE_BASE_SUFFIXES = ("Module", "Loss", "LightningModule", "Sequential", "ModuleList", "ModuleDict")
 
 
-class FileIndex(Bindings, cst.CSTVisitor):
+class FileIndex(Bindings, TensorUses, cst.CSTVisitor):
     """Run with ``module.visit(FileIndex(...))``."""
 
     def __init__(self, module_name: str, is_package: bool = False) -> None:
@@ -482,22 +481,6 @@ class FileIndex(Bindings, cst.CSTVisitor):
                 return q
         return None
 
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if self._func_stack and type(node.value) is cst.Name and node.attr.value in _TENSOR_ONLY():
-            self._func_stack[-1].tensor_uses.add(node.value.value)
-
-    def visit_Subscript(self, node: cst.Subscript) -> None:
-        # `s[s > 0]`: a boolean mask made from the value itself
-        if self._func_stack and type(node.value) is cst.Name and len(node.slice) == 1:
-            sl = node.slice[0].slice
-            test = sl.value if type(sl) is cst.Index else None
-            while type(test) is cst.UnaryOperation and type(test.operator) is cst.BitInvert:
-                test = test.expression
-            if (type(test) is cst.Comparison and type(test.left) is cst.Name
-                    and test.left.value == node.value.value
-                    and all(type(c.operator) not in (cst.In, cst.NotIn, cst.Is, cst.IsNot) for c in test.comparisons)):
-                self._func_stack[-1].tensor_uses.add(node.value.value)
-
     def visit_Name(self, node: cst.Name) -> None:
         if self.aliases.stars:
             self.aliases.star_uses.add(node.value)
@@ -505,10 +488,3 @@ class FileIndex(Bindings, cst.CSTVisitor):
             self._builtin_uses[-1].append(node)
         if not self.mentions_torch and node.value in ("torch", "Tensor"):
             self.mentions_torch = True
-
-
-@functools.cache
-def _TENSOR_ONLY() -> frozenset:
-    """Methods only a tensor has and that were measured not to sync: a use of one is evidence that
-    the receiver is a tensor (a syncing one would be the only evidence for its own finding)."""
-    return frozenset(m for m in torch_facts.tensor_only_methods() if catalog.syncs("torch.Tensor." + m) is False)

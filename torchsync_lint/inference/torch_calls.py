@@ -42,6 +42,7 @@ from torchsync_lint.inference.values import (
     join_maybe,
     Value,
     number,
+    operands_device,
     tensor,
 )
 
@@ -112,10 +113,13 @@ class TorchCalls:
             return got
         if q.startswith(api.DISTRIBUTION_PREFIX) and last in api.VALIDATING_DISTRIBUTIONS:
             validate = _keyword(call, "validate_args")
+            # where it draws: where its parameters are (`Beta(torch.tensor([a]), ...)`: the CPU)
+            params = [v for v in (self.infer(a.value, scope) for a in call.args) if v.kind == TENSOR]
+            where = operands_device(params) if params else None
             if validate is not None and not leaves_validation_on(validate):
                 # `validate_args=False` (or a variable): not known to check, still a distribution
-                return Value(OBJECT, cls=api.DISTRIBUTION_PREFIX + last + api.UNCHECKED)
-            return Value(OBJECT, cls=api.DISTRIBUTION_PREFIX + last)
+                return Value(OBJECT, cls=api.DISTRIBUTION_PREFIX + last + api.UNCHECKED, device=where)
+            return Value(OBJECT, cls=api.DISTRIBUTION_PREFIX + last, device=where)
         if q in api.PAD_PACKED:
             return Value(TUPLE, elts=(tensor(), tensor(CPU, "int").with_(ndim=1)))
         if q in api.HOST_DATA_FACTORIES:

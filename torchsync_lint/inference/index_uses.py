@@ -1,0 +1,63 @@
+"""Pass one over a file, evidence that a name holds a tensor (a mixin of ``index.FileIndex``): a
+method only a tensor has (``x.masked_fill(...)``, ``loss.backward()``), or a boolean mask made from
+the value itself (``s[s > 0]``, ``k = (t >= 0) & (t < n); t[k]``). Read by ``summaries.params`` for
+unannotated parameters, and by the evaluator for a name bound to a value it cannot see or a loop's
+item (``FunctionInfo.tensor_uses``)."""
+
+from __future__ import annotations
+
+import functools
+
+import libcst as cst
+
+from torchsync_lint import catalog
+from torchsync_lint.inference import torch_facts
+
+
+class TensorUses:
+    """Mixin of ``index.FileIndex``."""
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self._func_stack and type(node.value) is cst.Name and (
+                node.attr.value in _TENSOR_ONLY() or node.attr.value == "backward"):  # `loss.backward()`
+            self._func_stack[-1].tensor_uses.add(node.value.value)
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        # `s[s > 0]`: a boolean mask made from the value itself
+        if self._func_stack and type(node.value) is cst.Name and len(node.slice) == 1:
+            sl = node.slice[0].slice
+            test = sl.value if type(sl) is cst.Index else None
+            while type(test) is cst.UnaryOperation and type(test.operator) is cst.BitInvert:
+                test = test.expression
+            if type(test) is cst.Name:
+                # `k = (t >= 0) & (t < n); t[k]`: the mask a name holds, bound earlier here
+                # (near it: the last 32 bindings, so a long function's subscripts stay linear)
+                test = next((b[2] for b in reversed(self._func_stack[-1].bindings[-32:]) if b[0] == "assign"
+                             and len(b[1]) == 1 and type(b[1][0]) is cst.Name and b[1][0].value == test.value), None)
+            if _self_mask(test, node.value.value):
+                self._func_stack[-1].tensor_uses.add(node.value.value)
+
+
+def _self_mask(test, name: str) -> bool:
+    """A comparison of ``name`` or a part of it (``name > 0``, ``name[:, 4] > t``), or comparisons
+    of it joined by ``&`` / ``|``."""
+    while type(test) is cst.UnaryOperation and type(test.operator) is cst.BitInvert:
+        test = test.expression
+    if type(test) is cst.BinaryOperation and type(test.operator) in (cst.BitAnd, cst.BitOr):
+        return _self_mask(test.left, name) and _self_mask(test.right, name)
+    return (type(test) is cst.Comparison and _rooted_at(test.left, name)
+            and all(type(c.operator) not in (cst.In, cst.NotIn, cst.Is, cst.IsNot) for c in test.comparisons))
+
+
+def _rooted_at(e, name: str) -> bool:
+    """``name`` itself, or a part of it: ``name[:, 4]``, ``name.norm(dim=1)``."""
+    while type(e) in (cst.Subscript, cst.Attribute, cst.Call):
+        e = e.func if type(e) is cst.Call else e.value
+    return type(e) is cst.Name and e.value == name
+
+
+@functools.cache
+def _TENSOR_ONLY() -> frozenset:
+    """Methods only a tensor has and that were measured not to sync: a use of one is evidence that
+    the receiver is a tensor (a syncing one would be the only evidence for its own finding)."""
+    return frozenset(m for m in torch_facts.tensor_only_methods() if catalog.syncs("torch.Tensor." + m) is False)
