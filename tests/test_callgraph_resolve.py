@@ -37,8 +37,9 @@ def _reference(graph: CallGraph, key: str, depth: int = 0):
 
 
 def _datasets_graph() -> CallGraph:
-    """torchvision's shape: ``datasets/__init__`` re-exports ``vision`` (its own module), a
-    dataset calls ``self.transform(...)``, which no class defines."""
+    """torchvision's shape: a package's table names its own submodule (torchvision's ``__init__``:
+    ``from torchvision import datasets``), a dataset calls ``self.transform(...)``, which no class
+    defines."""
     return CallGraph([
         FileSummary("pkg.datasets", aliases={"vision": "pkg.datasets.vision", "VisionDataset":
                                              "pkg.datasets.vision.VisionDataset"}),

@@ -141,8 +141,8 @@ class CallGraph:
             if table and parts[i] in table:
                 target = ".".join([table[parts[i]]] + parts[i + 1:])
                 if target == key:
-                    # a package re-exporting its own module (`from . import vision` in
-                    # `datasets/__init__`): following it asks this key again, one level deeper,
+                    # a package naming its own submodule (`from torchvision import datasets` in
+                    # torchvision's `__init__`): following it asks this key again, one level deeper,
                     # where the bases (searched in full above, with more depth left) find nothing
                     # again and the same table leads here again, down to the depth limit
                     return None
