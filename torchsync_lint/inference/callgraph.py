@@ -139,7 +139,14 @@ class CallGraph:
         for i in range(len(parts) - 1, 0, -1):
             table = self.aliases.get(".".join(parts[:i]))
             if table and parts[i] in table:
-                return self.resolve(".".join([table[parts[i]]] + parts[i + 1:]), depth + 1)
+                target = ".".join([table[parts[i]]] + parts[i + 1:])
+                if target == key:
+                    # a package naming its own submodule (`from torchvision import datasets` in
+                    # torchvision's `__init__`): following it asks this key again, one level deeper,
+                    # where the bases (searched in full above, with more depth left) find nothing
+                    # again and the same table leads here again, down to the depth limit
+                    return None
+                return self.resolve(target, depth + 1)
         return None
 
     def hot(self) -> Set[str]:

@@ -264,9 +264,13 @@ class TrackedProject(Project):
 
     def _place(self, entry: list, test: bool):
         """``entry_calls`` with the lookups its placing made (``call_table``); None for an entry
-        that resolves values (``obj.method(...)``), placed again for every project."""
-        if entry[0] in ("@method", "@name"):
-            return self.entry_calls(entry, test), None
+        whose placing read more than functions, classes and modules (placed again for every
+        project)."""
+        if entry[0] == "@name":
+            # the project's methods of that name (``by_name``): the classes defining one say
+            return self.entry_calls(entry, test), (("d", entry[1]),)
+        if entry[0] == "@method":
+            return self._place_resolving(entry, test)
         outer, self._probe = self._probe, {}
         try:
             placed = self.entry_calls(entry, test)
@@ -278,6 +282,29 @@ class TrackedProject(Project):
         if entry[0] == "@self":
             deps += (("d", entry[2]),)  # the overrides: classes defining a method of that name
         return placed, deps
+
+    def _place_resolving(self, entry: list, test: bool):
+        """An ``obj.method(...)`` entry: its receiver is resolved (``deep``), and the answers the
+        project memoised hide the lookups they made. Placed here without them (nor the cycle
+        guards of a question in progress), so every lookup is seen, and the placing, a function
+        of those lookups alone, is kept until one of them finds other data; receivers resolved
+        in a cycle are the same for every project that holds the same entries."""
+        saved = (self._resolved, self._is_module, self._object_informative, self._dep_memo, self._busy,
+                 self._open, self._frames, self._cycles)
+        self._resolved, self._is_module, self._object_informative, self._dep_memo = {}, {}, {}, {}
+        self._busy, self._open, self._frames, self._cycles = set(), {}, [], []
+        outer, self._probe = self._probe, {}
+        try:
+            placed = self.entry_calls(entry, test)
+            deps = tuple(self._probe)
+        finally:
+            self._probe = outer
+            (self._resolved, self._is_module, self._object_informative, self._dep_memo, self._busy,
+             self._open, self._frames, self._cycles) = saved
+        if any(d[0] not in ("f", "c", "m") for d in deps):
+            return placed, None
+        # a receiver of unknown kind is placed by the method's name (``by_name``)
+        return placed, deps + (("d", entry[2]),)
 
     def calls_by_module(self) -> Dict[str, list]:
         """callee key -> [[calling module, args, kwargs], ...] over every interface, in the order
