@@ -84,3 +84,27 @@ def test_flake8_on_a_warm_tree_follows_star_imports(tmp_path):
         path, line_no, col, rest = line.split(":", 3)
         got.add((str(Path(path).resolve()), int(line_no), int(col), rest.split()[0]))
     assert got == want, out.stderr
+
+
+def test_an_edit_behind_a_star_import_reaches_the_cached_reports(tmp_path):
+    """A check that took a name through star imports recorded the tables it read: editing the
+    module the name comes from gives the findings of an uncached run of the edited tree."""
+    root = tmp_path / "proj"
+    shutil.copytree(PROJECT, root)
+    cache = str(tmp_path / "cache")
+
+    def run(**kw):
+        return sorted((Path(f.path).name, f.line, f.code) for f in lint_paths([str(root)], Config(), jobs=1, **kw).findings)
+
+    before = run(cache_dir=cache)
+    assert ("train.py", 16, "TSL302") not in before  # the host table, placed by imports.HOST
+    assert ("train.py", 19, "TSL102") in before  # torch.unique, torch from the star import
+    imports = root / "tskit" / "imports.py"
+    imports.write_text(imports.read_text().replace('torch.device("cpu")', 'torch.device("cuda")'))
+    after = run(cache_dir=cache)
+    assert after == run() and ("train.py", 16, "TSL302") in after
+    # `torch` there is numpy's now: train.py (checked after utils.py, which asked the same star
+    # import first) must not keep its cached report
+    imports.write_text(imports.read_text().replace("import torch\n", "import numpy as torch\n", 1))
+    edited = run(cache_dir=cache)
+    assert edited == run() and ("train.py", 19, "TSL102") not in edited

@@ -20,7 +20,8 @@ A dependency is one entry a check looked up, found or not:
 valid for another project whose entries have the same digests for every recorded dependency:
 the check asked nothing else, so it would take the same path and give the same answers.
 
-The base class memoises answers (``resolve``, ``param``, ``is_module``, ``object_informative``)
+The base class memoises answers (``resolve``, ``param``, ``is_module``, ``is_tensor_class``,
+``object_informative``; ``exported`` is asked afresh)
 across the files a worker checks; each memoised answer keeps the dependencies met while it was
 computed, and a later file that reuses it records them too. Inside a cycle (an answer asked for
 while it is being computed) the answers computed above it take every dependency of the cycle's
@@ -209,6 +210,16 @@ class TrackedProject(Project):
         return self._memo(("i", cls_key), lambda: cls_key in self._is_module,
                           lambda: Project.is_module(self, cls_key))
 
+    def is_tensor_class(self, cls_key: str) -> bool:
+        return self._memo(("t", cls_key), lambda: cls_key in self._is_tensor,
+                          lambda: Project.is_tensor_class(self, cls_key))
+
+    def exported(self, module: str, depth: int = 0) -> Dict[str, str]:
+        # not memoised here: each ask reads the modules of the star chain again (``module`` notes
+        # them), so a check that reaches a name through star imports records every table it read
+        self._exported.clear()
+        return Project.exported(self, module, depth)
+
     def object_informative(self, cls_key: Optional[str], informative: Callable[[Value], bool]) -> bool:
         return self._memo(("o", cls_key), lambda: cls_key in self._object_informative,
                           lambda: Project.object_informative(self, cls_key, informative))
@@ -289,9 +300,9 @@ class TrackedProject(Project):
         guards of a question in progress), so every lookup is seen, and the placing, a function
         of those lookups alone, is kept until one of them finds other data; receivers resolved
         in a cycle are the same for every project that holds the same entries."""
-        saved = (self._resolved, self._is_module, self._object_informative, self._dep_memo, self._busy,
-                 self._open, self._frames, self._cycles)
-        self._resolved, self._is_module, self._object_informative, self._dep_memo = {}, {}, {}, {}
+        saved = (self._resolved, self._is_module, self._is_tensor, self._object_informative, self._dep_memo,
+                 self._busy, self._open, self._frames, self._cycles)
+        self._resolved, self._is_module, self._is_tensor, self._object_informative, self._dep_memo = {}, {}, {}, {}, {}
         self._busy, self._open, self._frames, self._cycles = set(), {}, [], []
         outer, self._probe = self._probe, {}
         try:
@@ -299,8 +310,8 @@ class TrackedProject(Project):
             deps = tuple(self._probe)
         finally:
             self._probe = outer
-            (self._resolved, self._is_module, self._object_informative, self._dep_memo, self._busy,
-             self._open, self._frames, self._cycles) = saved
+            (self._resolved, self._is_module, self._is_tensor, self._object_informative, self._dep_memo,
+             self._busy, self._open, self._frames, self._cycles) = saved
         if any(d[0] not in ("f", "c", "m") for d in deps):
             return placed, None
         # a receiver of unknown kind is placed by the method's name (``by_name``)
