@@ -20,10 +20,10 @@ from torchsync_lint.inference.index import ClassInfo, FunctionInfo, any_base
 from torchsync_lint.inference.roots import names_tensor_base
 from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.values import (
-    DEVICE_REF,
     BATCH,
     CPU,
     CUDA,
+    DEVICE_REF,
     DEVICE,
     DICT,
     EVENT,
@@ -59,7 +59,7 @@ class Calls:
     def _instance(self, cls: ClassInfo) -> Value:
         """``Cls(...)`` of a class of this file (its bases may live elsewhere)."""
         if self._tensor_class(cls):
-            return tensor()  # a subclass of torch.Tensor (``_placed_instance`` says where)
+            return tensor()  # a subclass of torch.Tensor (``placed_subclass`` says where)
         if self.project is not None and self.recorded is not None:
             # a growing project does not hold this file yet: ask it about the foreign bases only
             v = Value(MODULE if self.is_module_class(cls) else OBJECT, cls=cls.key)

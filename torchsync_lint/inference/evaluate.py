@@ -243,9 +243,9 @@ class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summ
         tensor is used (``index_uses``: ``for x in preds: x = x[x[:, 4] > t]``) is a tensor."""
         self.bind(target, self.iter_element(iterable, scope), scope)
         if scope.func is not None and scope.func.tensor_uses:
-            for name in (target_names(target) & scope.func.tensor_uses) - scope.func.type_tested:
+            for name in target_names(target):
                 got = scope.values.get(name)
-                if got is None or (got.kind == UNKNOWN and got.ref is None):
+                if (got is None or (got.kind == UNKNOWN and got.ref is None)) and _evident_tensor(scope.func, name):
                     scope.values[name] = tensor()
 
     def annotated(self, ann: cst.BaseExpression, value: Optional[cst.BaseExpression], scope: Scope) -> Value:
@@ -267,11 +267,8 @@ class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summ
                 # a parameter keeps its declared type (as a type checker reads it) when
                 # reassigned from something we cannot see: ``images, targets = self.transform(...)``
                 value = self.declared(scope.func).get(target.value, value)
-                if (value.kind == UNKNOWN and value.ref is None and target.value in scope.func.tensor_uses
-                        and target.value not in scope.func.type_tested):
-                    # `loss = criterion(out, y)` of an unknown criterion, then `loss.backward()`:
-                    # the function uses the name as only a tensor is used (``index_uses``; a use
-                    # under an isinstance test is no evidence)
+                if value.kind == UNKNOWN and value.ref is None and _evident_tensor(scope.func, target.value):
+                    # `loss = criterion(out, y)` of an unknown criterion, then `loss.backward()`
                     value = tensor()
             elif value.kind == TYPE and scope.func is None and scope.cls is None:
                 value = _named_dtype(target.value, value)
@@ -460,6 +457,12 @@ class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summ
             return self.infer(e.value, scope)
         return UNKNOWN_VALUE
 
+
+
+def _evident_tensor(func: FunctionInfo, name: str) -> bool:
+    """The function uses ``name`` as only a tensor is used (``index_uses``), not under an
+    isinstance test of it (a use there is no evidence)."""
+    return name in func.tensor_uses and name not in func.type_tested
 
 def _tested_class(e: cst.IfExp) -> Optional[cst.BaseExpression]:
     """``x if isinstance(x, Cls) else make(x)``: the one class the branch taken has ``x`` be."""

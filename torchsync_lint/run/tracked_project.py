@@ -282,17 +282,20 @@ class TrackedProject(Project):
             return self.entry_calls(entry, test), (("d", entry[1]),)
         if entry[0] == "@method":
             return self._place_resolving(entry, test)
-        outer, self._probe = self._probe, {}
-        try:
-            placed = self.entry_calls(entry, test)
-            deps = tuple(self._probe)
-        finally:
-            self._probe = outer
+        placed, deps = self._probed(entry, test)
         if any(d[0] not in ("f", "c", "m") for d in deps):
             return placed, None
         if entry[0] == "@self":
             deps += (("d", entry[2]),)  # the overrides: classes defining a method of that name
         return placed, deps
+
+    def _probed(self, entry: list, test: bool):
+        """``entry_calls`` and every lookup its placing made."""
+        outer, self._probe = self._probe, {}
+        try:
+            return self.entry_calls(entry, test), tuple(self._probe)
+        finally:
+            self._probe = outer
 
     def _place_resolving(self, entry: list, test: bool):
         """An ``obj.method(...)`` entry: its receiver is resolved (``deep``), and the answers the
@@ -304,12 +307,9 @@ class TrackedProject(Project):
                  self._busy, self._open, self._frames, self._cycles)
         self._resolved, self._is_module, self._is_tensor, self._object_informative, self._dep_memo = {}, {}, {}, {}, {}
         self._busy, self._open, self._frames, self._cycles = set(), {}, [], []
-        outer, self._probe = self._probe, {}
         try:
-            placed = self.entry_calls(entry, test)
-            deps = tuple(self._probe)
+            placed, deps = self._probed(entry, test)
         finally:
-            self._probe = outer
             (self._resolved, self._is_module, self._is_tensor, self._object_informative, self._dep_memo,
              self._busy, self._open, self._frames, self._cycles) = saved
         if any(d[0] not in ("f", "c", "m") for d in deps):
