@@ -173,12 +173,21 @@ class Project(ProjectCalls):
         got = self._exported.get(module)
         if got is not None:
             return got
-        iface = self.module(module)
-        if iface is None or depth > _MAX_DEPTH:
-            return {}  # not memoised: an on-demand loader may find it later
+        if depth > _MAX_DEPTH:
+            return {}
         self._exported[module] = {}  # a star-import cycle binds nothing more
-        got = self._exported[module] = exports(module, iface, lambda m: self.exported(m, depth + 1))
+        got = self._exports_of(module, depth)
+        if got is None:
+            del self._exported[module]  # not memoised: an on-demand loader may find it later
+            return {}
+        self._exported[module] = got
         return got
+
+    def _exports_of(self, module: str, depth: int) -> Optional[Dict[str, str]]:
+        iface = self.module(module)
+        if iface is None:
+            return None
+        return exports(module, iface, lambda m: self.exported(m, depth + 1))
 
     def _starred(self, iface: dict, name: str) -> Optional[str]:
         """``name`` as one of the module's star imports binds it."""

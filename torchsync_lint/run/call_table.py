@@ -69,7 +69,8 @@ def _changed_lookups(old: Optional[dict], new: Optional[dict], module: str, out:
         _lookups(old, module, out)
         _lookups(new, module, out)
         return
-    if old.get("values") != new.get("values") or old.get("aliases") != new.get("aliases"):
+    if (old.get("values") != new.get("values") or old.get("aliases") != new.get("aliases")
+            or old.get("stars") != new.get("stars") or old.get("all") != new.get("all")):
         out.add(("m", module))
     of, nf = old.get("functions", {}), new.get("functions", {})
     out.update(("f", k) for k in set(of) | set(nf) if of.get(k) != nf.get(k))

@@ -5,7 +5,8 @@ A dependency is one entry a check looked up, found or not:
 
 - ``("f", key)``: a function's data (what it returns), ``("c", key)``: a class's data (bases,
   methods, attributes);
-- ``("m", module)``: a module's import table and module-level values (what name lookups read);
+- ``("m", module)``: a module's import table, module-level values, star imports and ``__all__``
+  (what name lookups read); ``("x", module)``: what ``from module import *`` binds (``exported``);
 - ``("k", key)``: the call sites other files have into a function (``passes_informative``);
   ``("kp", key, name, pos)``: the join of what they pass one parameter (``Project.param``, its
   answer, not the call sites: callers that pass the same leave a check as it was); ``("kt", ...)``
@@ -21,7 +22,8 @@ valid for another project whose entries have the same digests for every recorded
 the check asked nothing else, so it would take the same path and give the same answers.
 
 The base class memoises answers (``resolve``, ``param``, ``is_module``, ``is_tensor_class``,
-``object_informative``; ``exported`` is asked afresh)
+``object_informative``; ``locate`` and ``mro`` are replayed with their entries; ``exported`` is
+one entry, ``("x", module)``)
 across the files a worker checks; each memoised answer keeps the dependencies met while it was
 computed, and a later file that reuses it records them too. Inside a cycle (an answer asked for
 while it is being computed) the answers computed above it take every dependency of the cycle's
@@ -109,6 +111,8 @@ class TrackedProject(Project):
         self._flags: Dict[str, bool] = {}
         self._pure: Dict[tuple, Tuple[object, List[Dep]]] = {}  # ``_replayed``: answer, entries read
         self._capture: Optional[List[Dep]] = None
+        self._exporting: Set[str] = set()  # star-import modules being expanded (``exported``)
+        self._stars_memo: Dict[str, Dict[str, str]] = {}
         super().__init__(interfaces, tables=waves.last if waves is not None else None)
         if waves is not None:
             waves.last = self
@@ -215,10 +219,25 @@ class TrackedProject(Project):
                           lambda: Project.is_tensor_class(self, cls_key))
 
     def exported(self, module: str, depth: int = 0) -> Dict[str, str]:
-        # not memoised here: each ask reads the modules of the star chain again (``module`` notes
-        # them), so a check that reaches a name through star imports records every table it read
-        self._exported.clear()
-        return Project.exported(self, module, depth)
+        # the answer is the entry (``("x", module)``, its digest the names the star chain binds),
+        # not the tables of the chain: a star chain of a large package reads hundreds of them
+        self._note(("x", module))
+        got = self._stars_memo.get(module)
+        if got is not None:
+            return got
+        if module in self._exporting:
+            return {}  # a star-import cycle binds nothing more
+        self._exporting.add(module)
+        probe, capture, self._probe, self._capture = self._probe, self._capture, None, None
+        self.begin()
+        try:
+            got = Project._exports_of(self, module, depth) or {}
+        finally:
+            self.end()
+            self._probe, self._capture = probe, capture
+            self._exporting.discard(module)
+        self._stars_memo[module] = got
+        return got
 
     def object_informative(self, cls_key: Optional[str], informative: Callable[[Value], bool]) -> bool:
         return self._memo(("o", cls_key), lambda: cls_key in self._object_informative,
@@ -369,7 +388,10 @@ class TrackedProject(Project):
                 return self._entry(dep)
             if kind == "m":
                 iface = self._ifaces.get(dep[1])
-                return None if iface is None else [iface.get("values", {}), iface.get("aliases", {})]
+                return None if iface is None else [iface.get("values", {}), iface.get("aliases", {}),
+                                                   iface.get("stars", []), iface.get("all")]
+            if kind == "x":
+                return self.exported(dep[1])
             if kind == "k":
                 return self._call_index().get(dep[1])
             if kind == "kh":
