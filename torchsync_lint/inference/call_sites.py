@@ -429,15 +429,7 @@ class CallSites:
             return None
         # in a loop that does not bind the name before the call, a later binding comes round
         carried = loop is not None and not any(name in names for names in bound[loop:at])
-        key = (id(func), at)
-        scope = self._scopes_at.get(key)
-        if scope is None:
-            parent = self.summary_scope(func.parent) if func.parent is not None else self.module_scope()
-            scope = Scope(func, parent, dict(self.params(func)))
-            for b in func.bindings[:at]:
-                self.replay(b, scope)
-            self._scopes_at[key] = scope
-        v = self.infer(expr, scope)
+        v = self.infer(expr, self._scope_at(func, at))
         return join_maybe(v, self.infer(expr, self.summary_scope(func))) if carried else v
 
     def _bound_per_binding(self, func: FunctionInfo) -> list:
@@ -447,18 +439,31 @@ class CallSites:
         return got
 
     def _scope_before(self, func: FunctionInfo, call: cst.Call, name: str) -> Optional[Scope]:
-        """The function's names just before the assignment of ``call``'s result to ``name``
-        (replayed in order), when there is one: the summary scope has the names after it."""
-        if not any(b[0] == "assign" and b[2] is call and any(type(t) is cst.Name and t.value == name
-                                                            for t in b[1]) for b in func.bindings):
-            return None
+        """The function's names just before the assignment of ``call``'s result to ``name``, when
+        there is one: the summary scope has the names after it."""
+        for i, b in enumerate(func.bindings):
+            if b[0] == "assign" and b[2] is call:
+                if any(type(t) is cst.Name and t.value == name for t in b[1]):
+                    # replayed afresh: asked again later, it may see summaries completed since
+                    return self._replayed_to(func, i)
+                return None
+        return None
+
+    def _scope_at(self, func: FunctionInfo, at: int) -> Scope:
+        """``_replayed_to``, memoised per statement."""
+        key = (id(func), at)
+        scope = self._scopes_at.get(key)
+        if scope is None:
+            scope = self._scopes_at[key] = self._replayed_to(func, at)
+        return scope
+
+    def _replayed_to(self, func: FunctionInfo, at: int) -> Scope:
+        """The function's names after its first ``at`` bindings, replayed in order."""
         parent = self.summary_scope(func.parent) if func.parent is not None else self.module_scope()
         scope = Scope(func, parent, dict(self.params(func)))
-        for b in func.bindings:
-            if b[0] == "assign" and b[2] is call:
-                return scope
+        for b in func.bindings[:at]:
             self.replay(b, scope)
-        return None
+        return scope
 
     def _passed_parameter(self, caller: Optional[FunctionInfo], arg: cst.BaseExpression) -> Optional[Value]:
         """``helper(x)`` where ``x`` is a parameter of the caller that it never rebinds: the
