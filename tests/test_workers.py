@@ -244,6 +244,38 @@ def test_a_file_that_crashes_its_worker_is_one_error(tmp_path):
     assert linted == {f"./m{i}.py" for i in range(20)}
 
 
+EARLY_SIGTERM = """\
+import os, signal
+from torchsync_lint.run import workers
+
+real = workers._die_with_parent
+
+
+def early(parent):  # the pool's teardown reaches the worker before its own handlers are set
+    os.kill(os.getpid(), signal.SIGTERM)
+    real(parent)
+
+
+workers._die_with_parent = early
+with workers.terminate_as_exception():
+    try:
+        with workers.pool(1) as executor:
+            executor.submit(int).result()
+    except workers.BrokenProcessPool:
+        print("broken")
+"""
+
+
+def test_a_signal_before_the_worker_sets_its_handlers_kills_it_quietly(tmp_path):
+    """A worker forked with the parent's SIGTERM handler raised ``Terminated`` there, which
+    ``multiprocessing`` printed ("Process ForkProcess-2:"): the signal waits for the worker's own."""
+    proc = subprocess.run([sys.executable, "-c", EARLY_SIGTERM], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=WAIT_S)
+    assert proc.stderr == ""
+    assert proc.stdout.split() == ["broken"]
+    assert proc.returncode == 0
+
+
 def test_pool_map_largest_first_gives_reports_in_path_order(tmp_path):
     """``project_pass._pool_map`` hands the largest files out first, and still answers in the order
     of the paths given (a wave's reports are matched to its files by position)."""

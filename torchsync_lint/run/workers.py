@@ -10,6 +10,11 @@ A killed run must not leave its workers behind, checking files for no one. Three
   every queued file;
 - the run ends normally: the pool is shut down and joined as usual.
 
+A worker is forked with the parent's handlers, so a signal that reached it before its own were
+set raised the parent's exception there, which ``multiprocessing`` reported on stderr ("Process
+ForkProcess-2:", cut short when the worker was then killed). Both signals are held while the
+workers are forked, and each worker lets them in once its handlers are its own.
+
 ``pool_map`` also survives a worker that dies on its own (a crash in native code): only the item
 it was on is lost, and answered for.
 """
@@ -28,6 +33,20 @@ from typing import Callable, Iterator, Optional
 from torchsync_lint.run.interrupt import Terminated, terminate_as_exception  # noqa: F401  (where callers import them)
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+HELD = {signal.SIGINT, signal.SIGTERM}
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Delay SIGINT and SIGTERM in this thread (and in what it forks) until the block ends."""
+    if not hasattr(signal, "pthread_sigmask"):  # not POSIX: nothing forked inherits a handler
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, HELD)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _die_with_parent(parent: int) -> None:
@@ -41,6 +60,8 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent answers Ctrl-C and stops us
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler (forked with it)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD)  # held by ``pool`` while it forked us
 
 
 def _start(parent: int, initializer: Optional[Callable], initargs: tuple) -> None:
@@ -70,13 +91,17 @@ def _kill(executor: ProcessPoolExecutor) -> None:
 def pool(jobs: int, initializer: Optional[Callable] = None, initargs: tuple = ()) -> Iterator[ProcessPoolExecutor]:
     """A ``ProcessPoolExecutor`` whose workers die with this process, and are killed (not
     waited for) when the block is left by an exception such as Ctrl-C."""
-    executor = ProcessPoolExecutor(max_workers=jobs, initializer=_start,
-                                   initargs=(os.getpid(), initializer, initargs))
+    executor = None
     try:
+        with _signals_held():
+            executor = ProcessPoolExecutor(max_workers=jobs, initializer=_start,
+                                           initargs=(os.getpid(), initializer, initargs))
+            executor.submit(int)  # forks the workers now (the fork start method forks them all at once)
         yield executor
     except BaseException:
-        _kill(executor)
-        executor.shutdown(wait=True, cancel_futures=True)  # prompt: the pool sees its workers dead
+        if executor is not None:
+            _kill(executor)
+            executor.shutdown(wait=True, cancel_futures=True)  # prompt: the pool sees its workers dead
         raise
     executor.shutdown(wait=True)
 
