@@ -102,7 +102,7 @@ class TensorMethods:
             return Value(TENSOR_SEQ, device=device, ndim=_reduced_ndim(recv, call) if name in ("max", "min", "median") else None)
         if name == "nonzero" and _kwarg_true(call, "as_tuple"):
             return Value(TENSOR_SEQ, device=device, dtype="int", ndim=1)
-        if name == "unique" and (kw & {"return_inverse", "return_counts"}):
+        if name in ("unique", "unique_consecutive") and (kw & {"return_inverse", "return_counts"}):
             return Value(TENSOR_SEQ, device=device)
         if name in api.BOOL_OPS:
             return tensor(device, "bool")

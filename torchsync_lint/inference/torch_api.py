@@ -112,7 +112,7 @@ TORCH_MULTI = frozenset(
     "torch." + n
     for n in (
         "sort topk kthvalue mode split chunk unbind tensor_split hsplit vsplit dsplit meshgrid "
-        "broadcast_tensors aminmax frexp lu slogdet svd qr eig eigh lobpcg unique_consecutive "
+        "broadcast_tensors aminmax frexp lu slogdet svd qr eig eigh lobpcg "
         "std_mean var_mean histogram linalg.eigh linalg.eig linalg.svd linalg.qr linalg.slogdet "
         "linalg.lu linalg.lu_factor linalg.inv_ex linalg.cholesky_ex linalg.solve_ex linalg.lstsq"
     ).split()
@@ -150,7 +150,7 @@ METHOD_NUMBER = frozenset(
 )
 METHOD_MULTI = frozenset(
     "split chunk unbind tensor_split sort topk kthvalue mode aminmax frexp slogdet svd qr eig "
-    "hsplit vsplit unique_consecutive".split()
+    "hsplit vsplit".split()
 )
 # Methods that may return several tensors depending on a `dim=` argument.
 METHOD_MULTI_WITH_DIM = frozenset("max min median nanmedian".split())

@@ -218,7 +218,7 @@ class TorchCalls:
             return Value(TENSOR_SEQ, device=device, dtype="int", ndim=1)  # ndim: of each member
         if last == "where" and len(call.args) == 1:
             return Value(TENSOR_SEQ, device=device, dtype="int", ndim=1)
-        if last == "unique" and (kw & {"return_inverse", "return_counts"}):
+        if last in ("unique", "unique_consecutive") and (kw & {"return_inverse", "return_counts"}):
             return Value(TENSOR_SEQ, device=device)
         dtype = "bool" if last in api.BOOL_OPS else "int" if last in api.INT_OPS else self.dtype_arg(call)
         facts = self._from_facts(q, call, scope, device, dtype)
