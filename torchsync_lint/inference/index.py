@@ -391,6 +391,7 @@ class FileIndex(Bindings, TensorUses, cst.CSTVisitor):
             self._class_stack[-1].buffers.add(node.args[0].value.evaluated_value)
         key = self.callee_key(func)
         caller = self._func_stack[-1] if self._func_stack else None
+        self.tensor_arguments(node, key)
         if key is not None and self._for_targets and not any(a.star for a in node.args):
             via_self = type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self"
             pos = 0

@@ -1,6 +1,7 @@
 """Pass one over a file, evidence that a name holds a tensor (a mixin of ``index.FileIndex``): a
-method only a tensor has (``x.masked_fill(...)``, ``loss.backward()``), or a boolean mask made from
-the value itself (``s[s > 0]``, ``k = (t >= 0) & (t < n); t[k]``). Read by ``summaries.params`` for
+method only a tensor has (``x.masked_fill(...)``, ``loss.backward()``), a boolean mask made from
+the value itself (``s[s > 0]``, ``k = (t >= 0) & (t < n); t[k]``), or a torch function's argument
+where it takes only a tensor (``F.cross_entropy(out, y)``). Read by ``summaries.params`` for
 unannotated parameters, and by the evaluator for a name bound to a value it cannot see or a loop's
 item (``FunctionInfo.tensor_uses``)."""
 
@@ -36,6 +37,42 @@ class TensorUses:
                              and len(b[1]) == 1 and type(b[1][0]) is cst.Name and b[1][0].value == test.value), None)
             if _self_mask(test, node.value.value):
                 self._func_stack[-1].tensor_uses.add(node.value.value)
+
+    def tensor_arguments(self, node: cst.Call, key) -> None:
+        """``F.cross_entropy(out, y)``: names passed where every overload of a torch function takes
+        only a tensor (numbers, lists and numpy arrays are refused there)."""
+        if not self._func_stack or key is None or not key.startswith("torch.") or not node.args:
+            return
+        positional = 0
+        for a in node.args:
+            if a.star:
+                return
+            if type(a.value) is cst.Name and _tensor_only_parameter(
+                    key, a.keyword.value if a.keyword is not None else positional):
+                self._func_stack[-1].tensor_uses.add(a.value.value)
+            if a.keyword is None:
+                positional += 1
+
+
+@functools.lru_cache(maxsize=4096)
+def _tensor_only_parameter(qualname: str, at) -> bool:
+    """Every overload of a torch function has a parameter there (a position, or a keyword) that
+    is typed a tensor and nothing else."""
+    f = torch_facts.function(qualname)
+    if f is None or f.kind != "function" or not f.overloads or catalog.syncs(qualname):
+        return False  # (a syncing function would be the only evidence for its own finding)
+    for overload in f.overloads:
+        if isinstance(at, int):
+            params = [p for p in overload.params if not p.keyword_only and not p.var_keyword]
+            found = params[at] if at < len(params) and not params[at].var_positional else None
+        else:
+            found = next((p for p in overload.params if p.name == at and not p.positional_only), None)
+        if found is None or found.accepts != TENSOR_ONLY:
+            return False
+    return True
+
+
+TENSOR_ONLY = frozenset(("tensor",))
 
 
 def _self_mask(test, name: str) -> bool:
