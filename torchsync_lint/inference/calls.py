@@ -206,6 +206,9 @@ class Calls:
                     operands.extend(x for x in v.elts if x.kind == TENSOR)
                     if v.item is not None and v.item.kind == TENSOR:
                         operands.append(v.item)
+                    elif v.item is not None and v.item.kind == BATCH and v.item.device is None:
+                        # `labels.append(target)` over a loader: parts of host batches, on the CPU
+                        operands.append(tensor(CPU))
         if not operands and numbers_only and self.device_arg(call, scope) is None:
             return CPU  # `torch.div(n, 2)` of Python numbers wraps them in CPU tensors
         return operands_device(operands) if operands else None
@@ -215,6 +218,8 @@ class Calls:
         q = self.aliases.qualify(func)
         if q is None and type(func) is cst.Name:
             ref = scope.lookup(func.value)  # `window_fn(n)` with `window_fn=torch.hamming_window`
+            if ref is not None and ref.kind == FUNC and (ref.cls in self.index.functions or ref.elts):
+                return self.call_held(ref, call, scope)  # one of this file's functions, or a choice of them
             q = ref.cls if ref is not None and ref.kind == FUNC else None
         if q in ("typing.cast", "typing_extensions.cast") and len(call.args) == 2:
             # `cast(T, v)`: what a type checker takes it for, else what `v` is
@@ -266,8 +271,8 @@ class Calls:
                     return self._submodule_call(scope.cls, name)
                 if attr.kind == OBJECT:
                     return self._method_result(attr, "__call__", call, scope)
-                if attr.kind == FUNC and attr.cls is not None:
-                    return self._qualified_call(attr.cls, call, scope) or UNKNOWN_VALUE
+                if attr.kind == FUNC and (attr.cls is not None or attr.elts):
+                    return self.call_held(attr, call, scope)
                 if attr.kind == FUNC and attr.item is not None:
                     return attr.item  # a callable declared `Callable[..., R]`
                 if attr.kind == UNKNOWN and scope.cls is not None and name not in scope.cls.attrs:
@@ -313,15 +318,7 @@ class Calls:
         if type(func) in (cst.Subscript, cst.Call):
             # `{"lo": torch.lt, "hi": torch.gt}[mode](a, b)`: a value holding torch functions
             held = self.infer(func, scope)
-            if held.kind == FUNC:
-                out = None
-                for m in (held,) if held.cls is not None else held.elts:
-                    got = self._qualified_call(m.cls, call, scope) if m.cls is not None else None
-                    if got is None:
-                        return UNKNOWN_VALUE
-                    out = got if out is None else join(out, got)
-                return out if out is not None else UNKNOWN_VALUE
-            return UNKNOWN_VALUE
+            return self.call_held(held, call, scope) if held.kind == FUNC else UNKNOWN_VALUE
         if type(func) is cst.Name:
             local = scope.lookup(func.value)
             if local is not None:
@@ -511,6 +508,21 @@ class Calls:
             got = self.returns(forward)
             out = got if out is None else join(out, got)
         return out if out is not None and out.kind != UNKNOWN else tensor()
+
+    def call_held(self, held: Value, call: cst.Call, scope: Scope) -> Value:
+        """Calling a FUNC value: a torch function or a project function it names, or one of several
+        (``{"lo": torch.lt, "hi": torch.gt}[mode]``, ``{"robust": robust_stats, ...}[kind]``): the
+        join of what each returns to this call."""
+        out = None
+        for m in (held,) if held.cls is not None else held.elts:
+            if m.cls is None:
+                return UNKNOWN_VALUE
+            local = self.index.functions.get(m.cls)
+            got = self.returns_at(local, call, scope) if local is not None else self._qualified_call(m.cls, call, scope)
+            if got is None:
+                return UNKNOWN_VALUE
+            out = got if out is None else join(out, got)
+        return out if out is not None else UNKNOWN_VALUE
 
     def _local_function(self, name: str, scope: Scope) -> Optional[FunctionInfo]:
         s: Optional[Scope] = scope

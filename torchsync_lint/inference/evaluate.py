@@ -34,6 +34,7 @@ from torchsync_lint.inference.values import (
     CPU,
     CUDA,
     DICT,
+    FUNC,
     LIST,
     NONE,
     NUMBER,
@@ -385,6 +386,9 @@ class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summ
                         and scope.func is not None and name in scope.func.keyed):
                     return self._keyed(name, v, scope)  # `out = {}; out["loss"] = loss`
                 return v
+            f = self._local_function(name, scope)
+            if f is not None:
+                return Value(FUNC, cls=f.key)  # `self.stats = robust_stats`: calling it calls that function
             q = self.aliases.map.get(name)
             if q is not None and q.split(".")[0] not in EXTERNAL_ROOTS and "." in q:
                 return self._ref(("value", q))  # a module-level value imported from another file

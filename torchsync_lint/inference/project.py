@@ -27,6 +27,7 @@ from torchsync_lint.inference.values import (
     DEVICE,
     DEVICE_REF,
     DICT,
+    FUNC,
     MAX_KEYS,
     MODULE,
     OBJECT,
@@ -390,6 +391,8 @@ class Project(ProjectCalls):
             return UNKNOWN_VALUE
         if kind == "value":
             loc = self.locate(ref[1])
+            if loc is not None and loc[0] == "function":
+                return Value(FUNC, cls=loc[1])  # a function named, not called: calling the value calls it
             if loc is not None and loc[0] == "value":
                 mod, _, name = loc[1].rpartition(".")
                 iface = self.module(mod)
