@@ -16,6 +16,7 @@ from typing import Optional
 
 import libcst as cst
 
+from torchsync_lint.inference import containers
 from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference.names import dotted
 from torchsync_lint.inference.roots import DICT_CLASSES
@@ -128,6 +129,8 @@ class Annotations:
             return Value(NONE)
         name = self.aliases.qualify(ann) or dotted(ann) or ""
         last = name.split(".")[-1]
+        if containers.is_container_class(name):
+            return containers.container()  # `tensordict: TensorDictBase`: its leaves are tensors
         if name in api.DATA_LOADERS:
             # pin_memory not known here (`assumed`: the batches it yields may be pinned)
             return Value(OBJECT, cls="torch.utils.data.DataLoader", assumed=True)

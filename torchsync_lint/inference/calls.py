@@ -12,6 +12,7 @@ from typing import List, Optional
 
 import libcst as cst
 
+from torchsync_lint.inference import containers
 from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference import named_tuples
 from torchsync_lint.inference.torch_api import DISTRIBUTION_PREFIX
@@ -465,6 +466,8 @@ class Calls:
 
     @staticmethod
     def _dict_method(recv: Value, name: str, call: cst.Call) -> Value:
+        if containers.is_container(recv):
+            return containers.method_result(recv, name)
         if name in ("get", "pop", "setdefault", "__getitem__") and recv.keys and call.args:
             key = string_key(call.args[0].value)
             if key is not None:  # `.get("scale")` of `{"weight": t}`: not what the dict holds

@@ -24,6 +24,7 @@ from torchsync_lint.inference.annotations import Annotations
 from torchsync_lint.inference.branches import narrowed_by
 from torchsync_lint.inference.defs import binding_names, target_names
 from torchsync_lint.inference.calls import Calls
+from torchsync_lint.inference.containers import CONTAINER
 from torchsync_lint.inference.expressions import Expressions
 from torchsync_lint.inference.index import FileIndex, FunctionInfo
 from torchsync_lint.inference.scope import Scope
@@ -336,8 +337,8 @@ class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summ
             # an iterable of unknown type whose items a training loop moves to a device (whether
             # it pins them is not known)
             return Value(BATCH, assumed=True)
-        if v.kind == BATCH:
-            return v
+        if v.kind == BATCH or v.kind == DICT and v.cls == CONTAINER:
+            return v  # (a TensorDict iterates over its first batch dimension: containers)
         if v.kind == RANGE:
             return INT
         if v.kind == SIZE:

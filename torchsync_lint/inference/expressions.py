@@ -11,6 +11,7 @@ from typing import List, Optional
 
 import libcst as cst
 
+from torchsync_lint.inference import containers
 from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference import named_tuples
@@ -152,6 +153,8 @@ class Expressions:
         if base.kind == SELF:
             local = scope.lookup(SELF_ATTR + attr)
             return local if local is not None else self.self_attr(scope.cls, attr)
+        if containers.is_container(base):
+            return containers.property_value(base, attr)
         if base.kind == BATCH:
             if attr in SHAPE_ATTRS or attr in api.ATTR_NUMBER or attr in ("dtype", "device"):
                 # a part's `.shape`, `.ndim`, `.dtype`, `.device`: Python-side values, as a tensor's
@@ -215,6 +218,8 @@ class Expressions:
             if len(e.slice) == 1 and type(e.slice[0].slice) is cst.Slice:
                 return Value(SIZE)
             return INT
+        if containers.is_container(base):
+            return containers.subscript(base, e, lambda x: self.infer(x, scope))
         if base.kind == DICT and base.keys and len(e.slice) == 1 and type(e.slice[0].slice) is cst.Index:
             key = string_key(e.slice[0].slice.value)
             if key is not None:

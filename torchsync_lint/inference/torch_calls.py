@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from torchsync_lint.inference import containers
 from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference import torch_facts
 from torchsync_lint.inference import training_utils
@@ -100,6 +101,9 @@ class TorchCalls:
             return Value(NDARRAY)
         if q.startswith("math."):
             return number()
+        if containers.is_container_class(q):
+            dev = self.device_arg(call, scope)  # `TensorDict({...}, batch_size=[n], device=d)`
+            return containers.container(None if dev in (None, "?") else dev)
         made = training_utils.instance(self, q, call, scope)  # a measured metric or logger class
         if made is not None:
             return made

@@ -181,7 +181,8 @@ def join(a: Value, b: Value) -> Value:
         return Value(a.kind, elts=tuple(join(x, y) for x, y in zip(a.elts, b.elts)))
     if a.item is not None and b.item is not None and not a.elts and not b.elts:
         item = join(a.item, b.item)
-        return Value(a.kind, item=item if item.kind != UNKNOWN else None)
+        # (two containers of one library stay one: ``cls`` names it)
+        return Value(a.kind, item=item if item.kind != UNKNOWN else None, cls=a.cls if a.cls == b.cls else None)
     if (a.item is None) != (b.item is None) and not a.elts and not b.elts:
         # members known on one path only (`[int(t) for t in ts]` or `[self.step] * n`): like a
         # tensor that one branch made, they are the best guess, not erased by the unknown path
