@@ -77,6 +77,8 @@ class FunctionInfo:
     # names the body uses as only a tensor can be used: a tensor-only method or attribute
     # (``x.new_ones(...)``, ``x.masked_fill``), or indexed by a comparison of itself (``s[s > 0]``)
     tensor_uses: Set[str] = field(default_factory=set)
+    # names the body uses as only a GradScaler is used (``scaler.scale(loss).backward()``, ``scaler.unscale_(opt)``)
+    scaler_uses: Set[str] = field(default_factory=set)
     # names the body lists as the data of a new tensor (``x.new_tensor([lo, hi])``): Python numbers
     number_uses: Set[str] = field(default_factory=set)
     # names the body tests with isinstance(): of several types, so no use is evidence of one

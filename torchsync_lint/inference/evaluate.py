@@ -36,6 +36,7 @@ from torchsync_lint.inference.values import (
     CUDA,
     DICT,
     FUNC,
+    GRAD_SCALER,
     LIST,
     NONE,
     NUMBER,
@@ -244,11 +245,12 @@ class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summ
         """``for target in iterable``: the items; one of unknown kind that the body uses as only a
         tensor is used (``index_uses``: ``for x in preds: x = x[x[:, 4] > t]``) is a tensor."""
         self.bind(target, self.iter_element(iterable, scope), scope)
-        if scope.func is not None and scope.func.tensor_uses:
+        if scope.func is not None and (scope.func.tensor_uses or scope.func.scaler_uses):
             for name in target_names(target):
                 got = scope.values.get(name)
-                if (got is None or (got.kind == UNKNOWN and got.ref is None)) and _evident_tensor(scope.func, name):
-                    scope.values[name] = tensor()
+                evident = evident_value(scope.func, name) if got is None or got.kind == UNKNOWN and got.ref is None else None
+                if evident is not None:
+                    scope.values[name] = evident
 
     def annotated(self, ann: cst.BaseExpression, value: Optional[cst.BaseExpression], scope: Scope) -> Value:
         """``name: ann = value``: the annotation, unless the value says more (``m: Tensor = x > 0`` is bool)."""
@@ -269,9 +271,9 @@ class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summ
                 # a parameter keeps its declared type (as a type checker reads it) when
                 # reassigned from something we cannot see: ``images, targets = self.transform(...)``
                 value = self.declared(scope.func).get(target.value, value)
-                if value.kind == UNKNOWN and value.ref is None and _evident_tensor(scope.func, target.value):
+                if value.kind == UNKNOWN and value.ref is None:
                     # `loss = criterion(out, y)` of an unknown criterion, then `loss.backward()`
-                    value = tensor()
+                    value = evident_value(scope.func, target.value) or value
             elif value.kind == TYPE and scope.func is None and scope.cls is None:
                 value = _named_dtype(target.value, value)
             scope.values[target.value] = value
@@ -463,11 +465,13 @@ class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summ
         return UNKNOWN_VALUE
 
 
+def evident_value(func: FunctionInfo, name: str) -> Optional[Value]:
+    """What the function uses ``name`` as (``index_uses``): only a tensor, or only a GradScaler,
+    is used so; not under an isinstance test of it (a use there is no evidence)."""
+    if name in func.type_tested:
+        return None
+    return tensor() if name in func.tensor_uses else Value(GRAD_SCALER) if name in func.scaler_uses else None
 
-def _evident_tensor(func: FunctionInfo, name: str) -> bool:
-    """The function uses ``name`` as only a tensor is used (``index_uses``), not under an
-    isinstance test of it (a use there is no evidence)."""
-    return name in func.tensor_uses and name not in func.type_tested
 
 def _tested_class(e: cst.IfExp) -> Optional[cst.BaseExpression]:
     """``x if isinstance(x, Cls) else make(x)``: the one class the branch taken has ``x`` be."""

@@ -19,9 +19,17 @@ class TensorUses:
     """Mixin of ``index.FileIndex``."""
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if self._func_stack and type(node.value) is cst.Name and (
+        if not self._func_stack:
+            return
+        if type(node.value) is cst.Name and (
                 node.attr.value in _TENSOR_ONLY() or node.attr.value == "backward"):  # `loss.backward()`
             self._func_stack[-1].tensor_uses.add(node.value.value)
+        elif type(node.value) is cst.Name and node.attr.value == "unscale_":
+            self._func_stack[-1].scaler_uses.add(node.value.value)  # only a GradScaler unscales
+        elif node.attr.value == "backward" and type(node.value) is cst.Call:
+            scaled = node.value.func  # `scaler.scale(loss).backward()`: what scales a loss to backpropagate
+            if type(scaled) is cst.Attribute and scaled.attr.value == "scale" and type(scaled.value) is cst.Name:
+                self._func_stack[-1].scaler_uses.add(scaled.value.value)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         # `s[s > 0]`: a boolean mask made from the value itself

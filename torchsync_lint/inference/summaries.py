@@ -37,6 +37,7 @@ from torchsync_lint.inference.values import (
     DICT,
     DTYPE,
     FUNC,
+    GRAD_SCALER,
     LIST,
     MODULE,
     NONE,
@@ -166,6 +167,9 @@ class Summaries(CallSites, Attributes):
                 if (v.kind == UNKNOWN and v.ref is None and param.annotation is None
                         and (param.default is None or _is_none(param.default)) and self._used_as_tensor(func, name)):
                     v = tensor()  # the body uses it as only a tensor can be used
+                elif (v.kind == UNKNOWN and v.ref is None and param.annotation is None and name in func.scaler_uses
+                      and name not in bound_names(func) and name not in func.type_tested):
+                    v = Value(GRAD_SCALER)  # `scaler.scale(loss).backward()`: only a GradScaler is used so
                 elif (v.kind == UNKNOWN and v.ref is None and param.annotation is None and param.default is None
                         and name in func.number_uses and name not in func.tensor_uses
                         and name not in bound_names(func)):
