@@ -20,6 +20,7 @@ from torchsync_lint.inference.defs import binding_names, class_level, generated_
 from torchsync_lint.inference.index import ClassInfo, FunctionInfo, any_base
 from torchsync_lint.inference.roots import names_tensor_base
 from torchsync_lint.inference.scope import Scope
+from torchsync_lint.inference.signatures import placeholder
 from torchsync_lint.inference.values import (
     BATCH,
     CPU,
@@ -251,6 +252,10 @@ class Calls:
             if recv.kind == SELF:
                 m = self.method(scope.cls, name)
                 if m is not None:
+                    if placeholder(m.node):
+                        got = self._overrides_return(m, call, scope)
+                        if got is not None:
+                            return got
                     return self.returns_at(m, call, scope)
                 if (name == "state_dict" and scope.cls is not None and name not in scope.cls.attrs
                         and self.is_module_class(scope.cls)):
@@ -511,6 +516,20 @@ class Calls:
             got = self.returns(forward)
             out = got if out is None else join(out, got)
         return out if out is not None and out.kind != UNKNOWN else tensor()
+
+    def _overrides_return(self, m: FunctionInfo, call: cst.Call, scope: Scope) -> Optional[Value]:
+        """``self.sample_params(...)`` where the method found is a placeholder for subclasses
+        (``raise NotImplementedError``, ``pass``): the join of what the file's overrides return to
+        this call; None where the file has none."""
+        out = None
+        for cls in self.index.classes.values():
+            override = cls.methods.get(m.name)
+            if (override is None or override is m or placeholder(override.node) or m.cls is None
+                    or not self._is_class_or_sub(cls.key, m.cls)):
+                continue
+            got = self.returns_at(override, call, scope)
+            out = got if out is None else join(out, got)
+        return out
 
     def call_held(self, held: Value, call: cst.Call, scope: Scope) -> Value:
         """Calling a FUNC value: a torch function or a project function it names, or one of several

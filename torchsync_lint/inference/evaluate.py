@@ -414,7 +414,7 @@ class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summ
             if any(type(el) is cst.StarredElement for el in e.elements):
                 return Value(kind)
             return Value(kind, elts=tuple(self.infer(el.value, scope) for el in e.elements))
-        if typ in (cst.ListComp, cst.GeneratorExp):
+        if typ in (cst.ListComp, cst.GeneratorExp, cst.DictComp):
             return self._comprehension(e, scope)
         if typ is cst.Dict:
             return self._dict_literal(e, scope)

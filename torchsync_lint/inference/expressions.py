@@ -99,14 +99,15 @@ class Expressions:
         return None if item is None or item.kind == UNKNOWN else item
 
     def _comprehension(self, e, scope: Scope) -> Value:
-        """``[torch.linspace(-1, 1, s) for s in size]``: a list whose members are the element's value."""
+        """``[torch.linspace(-1, 1, s) for s in size]``: a list whose members are the element's value;
+        ``{k: v[keep] for k, v in params.items()}``: a dict whose values are the value's."""
         inner = Scope(scope.func, scope, {})
         comp = e.for_in
         while comp is not None:
             self.bind(comp.target, self.iter_element(comp.iter, inner), inner)
             comp = comp.inner_for_in
-        v = self.infer(e.elt, inner)
-        return Value(LIST, item=v if v.kind != UNKNOWN else None)
+        v = self.infer(e.value if type(e) is cst.DictComp else e.elt, inner)
+        return Value(DICT if type(e) is cst.DictComp else LIST, item=v if v.kind != UNKNOWN else None)
 
     def _dict_literal(self, e: cst.Dict, scope: Scope) -> Value:
         """``{"a": (torch.linspace(0, 1, 5), True), ...}``: a dict whose values share one value,

@@ -11,6 +11,7 @@ from typing import List, Optional
 
 import libcst as cst
 
+from torchsync_lint.inference import containers
 from torchsync_lint.inference.values import (
     CPU,
     LIST,
@@ -79,6 +80,8 @@ def indexes_device_tensor(ctx, node: cst.Subscript, index: List[Value]) -> bool:
     base = ctx.value(node.value)
     if base.kind == TENSOR:
         return base.device != CPU
+    if containers.is_container(base):
+        return base.device != CPU  # a TensorDict indexes each of its leaves
     if base.kind == UNKNOWN:
         return any(v.kind in (TENSOR, TENSOR_SEQ) and v.device != CPU for v in index)
     return False
