@@ -32,6 +32,7 @@ from torchsync_lint.inference.values import (
     CPU,
     MODULE,
     OBJECT,
+    SELF,
     TENSOR,
     UNKNOWN,
     UNKNOWN_VALUE,
@@ -334,7 +335,8 @@ class CallSites:
                     omitted.append(True)
                 continue
             passed = self._passed_parameter(site.caller, arg.value)
-            yield passed if passed is not None else self.argument(site.caller, site.call, arg.value)
+            yield self._passed_self(site.caller, passed) if passed is not None else self.argument(
+                site.caller, site.call, arg.value)
         for ref in self._handed_elsewhere(func, name, pos):
             v = self._ref(ref)  # without the project: a reference the project pass answers
             if v.kind != UNKNOWN:
@@ -403,7 +405,16 @@ class CallSites:
 
     def argument(self, caller: Optional[FunctionInfo], call: cst.Call, expr: cst.BaseExpression) -> Value:
         """What a call site passes: the value in the caller's summary scope, or, for a name the
-        call's own result rebinds (`batch = to_device(batch, device)`), what it held before."""
+        call's own result rebinds (`batch = to_device(batch, device)`), what it held before. A
+        method passing ``self`` (``cb.on_epoch_end(self)``) passes an instance of its class."""
+        return self._passed_self(caller, self._argument(caller, call, expr))
+
+    def _passed_self(self, caller: Optional[FunctionInfo], v: Value) -> Value:
+        if v.kind == SELF and caller is not None and caller.cls is not None:
+            return Value(MODULE if self.is_module_class(caller.cls) else OBJECT, cls=caller.cls.key)
+        return v
+
+    def _argument(self, caller: Optional[FunctionInfo], call: cst.Call, expr: cst.BaseExpression) -> Value:
         if type(expr) is cst.Name and caller is not None:
             before = self._scope_before(caller, call, expr.value)
             if before is not None:

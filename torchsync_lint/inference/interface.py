@@ -166,11 +166,12 @@ def _method_calls(index: FileIndex, evaluator: Evaluator) -> List[list]:
                     out.append(["@self", own.key, key[5:], [to_data(v) for v in args],
                                 {k: to_data(v) for k, v in kwargs.items()}])
                 continue
-            unplaced = recv.kind == UNKNOWN and recv.ref is None
-            if recv.kind in (MODULE, OBJECT):
-                if recv.cls is None or recv.cls.startswith("torch.") or evaluator._local_class(recv.cls) is not None:
+            # an instance of one of several classes (`for cb in self.callbacks`): placed by name too
+            unplaced = recv.kind == UNKNOWN and recv.ref is None or recv.kind in (MODULE, OBJECT) and recv.cls is None
+            if recv.kind in (MODULE, OBJECT) and recv.cls is not None:
+                if recv.cls.startswith("torch.") or evaluator._local_class(recv.cls) is not None:
                     continue
-            elif not (recv.kind == UNKNOWN and (recv.ref is not None or by_name.eligible(name))):
+            elif not (recv.kind == UNKNOWN and recv.ref is not None or unplaced and by_name.eligible(name)):
                 continue
             arg_values, kw_values = _arguments(evaluator, site.caller, call)
             if unplaced and not any(_informative_argument(v) for v in arg_values + list(kw_values.values())):

@@ -82,8 +82,12 @@ class ProjectCalls:
 
     def _unplaced(self, entry: list) -> bool:
         """A call on a receiver of unknown kind: ``@name``, or ``@method`` of a reference that
-        resolves to nothing known."""
-        return entry[0] == "@name" or (entry[0] == "@method" and self.deep(from_data(entry[1])).kind == UNKNOWN)
+        resolves to nothing known, or to an instance of one of several classes (``for cb in
+        self.callbacks: cb.on_epoch_end(self)``)."""
+        if entry[0] != "@method":
+            return entry[0] == "@name"
+        v = self.deep(from_data(entry[1]))
+        return v.kind == UNKNOWN or v.kind in ("module", "object") and v.cls is None
 
     def call_target(self, entry: list) -> Optional[str]:
         """The function one call entry of an interface reaches, or None."""
