@@ -14,9 +14,12 @@ Here the table of a project is made from the one of the run's previous project:
   module, found or not: ``tracked_project``'s probes) finds other data now, or (``self.method``)
   a class defining a method of that name came, went or changed. Placing reads a module's
   import table and module-level names, a class's bases and methods, whether a function exists:
-  what changed is compared as data (``_changed_lookups``);
-- an ``obj.method(...)`` entry resolves values (answers memoised by the project) and is placed
-  again every time.
+  what changed is compared as data (``_changed_lookups``); a name looked up through a module's
+  star imports (``("s", module, name)``: what they bind it to) is compared as the project answers it
+  (``now``), since a package deep in the star chain changes it;
+- an ``obj.method(...)`` entry is placed likewise, its receiver resolved without the project's
+  memoised answers (``TrackedProject._place_resolving``); an entry whose placing read anything
+  else (a project flag, a parameter's callers) is placed again every time.
 
 The table is the same as one built afresh: the same keys, each with the same call sites in the
 same order (interface in the project's order, then entry, then the functions an entry reaches).
@@ -27,6 +30,7 @@ from __future__ import annotations
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
 Dep = Tuple[str, ...]
+_ENTRIES = ("f", "c", "m", "d")  # lookups an interface's arrival or departure tells (``_changed_lookups``)
 Pos = Tuple[str, int]  # (calling module, entry)
 Site = Tuple[str, int, int]  # (calling module, entry, function the entry reaches)
 Placed = List[Tuple[str, list, dict]]  # what ``Project.entry_calls`` returns
@@ -41,7 +45,8 @@ class CallTable:
         self.rows: Dict[str, Dict[Site, Tuple[list, dict]]] = {}  # callee key -> site -> (args, kwargs)
         self.watch: Dict[Dep, Set[Pos]] = {}  # lookup -> the entries whose placing made it
         self.deps: Dict[Pos, Tuple[Dep, ...]] = {}
-        self.volatile: Set[Pos] = set()  # obj.method(...) entries: placed again every time
+        self.volatile: Set[Pos] = set()  # entries placed again every time
+        self.seen: Dict[Dep, object] = {}  # derived lookups (``now``) -> what they found when placed
         self.table: Dict[str, List[Tuple[list, dict]]] = {}
         self.spent = False  # a later table was derived from this one (its state moved there)
         self.placings = 0  # entries placed to build this table (the rest came from the one before)
@@ -83,11 +88,14 @@ def _changed_lookups(old: Optional[dict], new: Optional[dict], module: str, out:
 
 
 def build(ifaces: Dict[str, Optional[dict]], previous: Optional[CallTable], test: Callable[[str], bool],
-          place: Callable[[list, bool], Tuple[Placed, Optional[Tuple[Dep, ...]]]]) -> CallTable:
+          place: Callable[[list, bool], Tuple[Placed, Optional[Tuple[Dep, ...]]]],
+          now: Optional[Callable[[Dep], object]] = None) -> CallTable:
     """The table of a project over ``ifaces`` (module -> interface, in the project's order), from
     ``previous`` (the table of the run's previous project) where there is one. ``place(entry,
     test)``: what the entry reaches in this project, with the lookups its placing made (None:
-    placed again for every project)."""
+    placed again for every project). ``now(dep)``: what a lookup that is not a function, class
+    or module entry (the names a module's star imports bind, ``("s", module)``) finds in this
+    project; the entries whose placing made it are placed again where that changed."""
     base = previous if previous is not None and not previous.spent else None
     t = CallTable()
     t.ifaces = dict(ifaces)
@@ -95,13 +103,24 @@ def build(ifaces: Dict[str, Optional[dict]], previous: Optional[CallTable], test
     if base is not None:
         base.spent = True
         t.placed, t.rows, t.watch, t.deps, t.volatile = base.placed, base.rows, base.watch, base.deps, base.volatile
+        t.seen = base.seen
         changed: Set[Dep] = set()
+        moved = False
         for module in set(base.ifaces) | set(ifaces):
             old, new = base.ifaces.get(module), ifaces.get(module)
             if old is new:
                 continue
+            moved = True
             _changed_lookups(old, new, module, changed)
             todo.update((module, j) for iface in (old, new) for j in range(len((iface or {}).get("calls", ()))))
+        for dep in list(t.seen) if moved else ():
+            if not t.watch.get(dep):
+                del t.seen[dep]  # no entry waits on it
+            else:
+                found = now(dep) if now is not None else None
+                if now is None or found != t.seen[dep]:
+                    changed.add(dep)  # its entries are placed again below, here
+                    t.seen[dep] = found
         todo |= t.volatile
         for dep in changed:
             todo |= t.watch.get(dep, set())
@@ -127,6 +146,8 @@ def build(ifaces: Dict[str, Optional[dict]], previous: Optional[CallTable], test
             t.deps[pos] = deps
             for dep in deps:
                 t.watch.setdefault(dep, set()).add(pos)
+                if dep[0] not in _ENTRIES and dep not in t.seen:
+                    t.seen[dep] = now(dep) if now is not None else None
     if base is not None and list(base.ifaces) == list(ifaces):
         table = dict(base.table)
     else:  # interfaces in another order (the project pass lists them by file): every list sorted again

@@ -7,6 +7,7 @@ A dependency is one entry a check looked up, found or not:
   methods, attributes);
 - ``("m", module)``: a module's import table, module-level values, star imports and ``__all__``
   (what name lookups read); ``("x", module)``: what ``from module import *`` binds (``exported``);
+  ``("s", module, name)``: what the module's own star imports bind ``name`` to (``_starred``);
 - ``("k", key)``: the call sites other files have into a function (``passes_informative``);
   ``("kp", key, name, pos)``: the join of what they pass one parameter (``Project.param``, its
   answer, not the call sites: callers that pass the same leave a check as it was); ``("kt", ...)``
@@ -45,6 +46,9 @@ Dep = Tuple[str, ...]
 _UNSHARED = object()  # what ``_entry`` says of a lookup that is not a function, class or module
 # ``Project``'s plain attributes that answer for the whole project (tests check this is all)
 FLAGS = ("sets_default_device", "validation_off", "own_log_prob")
+# the lookups a callers' table entry may wait on (``call_table``): entries, and the names a module's
+# star imports bind (compared as data from one project to the next)
+_PLACING = ("f", "c", "m", "s")
 
 
 def _flag(name: str) -> property:
@@ -113,6 +117,7 @@ class TrackedProject(Project):
         self._capture: Optional[List[Dep]] = None
         self._exporting: Set[str] = set()  # star-import modules being expanded (``exported``)
         self._stars_memo: Dict[str, Dict[str, str]] = {}
+        self._stars_merged: Dict[str, Dict[str, str]] = {}  # ``_star_names``
         super().__init__(interfaces, tables=waves.last if waves is not None else None)
         if waves is not None:
             waves.last = self
@@ -239,6 +244,33 @@ class TrackedProject(Project):
         self._stars_memo[module] = got
         return got
 
+    def _starred(self, iface: dict, name: str) -> Optional[str]:
+        # one entry, ``("s", module, name)``: the answer, what the module's star imports bind
+        # ``name`` to (the last one binding it wins, as ``Project._starred`` takes them), not one
+        # ``("x", star)`` per star import: ``transformers.models`` star-imports 515 packages, and
+        # every name lookup that missed its table recorded (and ``locate``'s replays noted again)
+        # all of them, and found another entry wherever any package the chain reaches came later
+        module = iface.get("module")
+        if module is None or self._ifaces.get(module) is not iface:
+            return Project._starred(self, iface, name)
+        self._note(("s", module, name))
+        return self._star_names(module).get(name)
+
+    def _star_names(self, module: str) -> Dict[str, str]:
+        got = self._stars_merged.get(module)
+        if got is None:
+            got = {}
+            probe, capture, self._probe, self._capture = self._probe, self._capture, None, None
+            self.begin()
+            try:
+                for star in self._ifaces[module].get("stars", ()):
+                    got.update(self.exported(star))
+            finally:
+                self.end()
+                self._probe, self._capture = probe, capture
+            self._stars_merged[module] = got
+        return got
+
     def object_informative(self, cls_key: Optional[str], informative: Callable[[Value], bool]) -> bool:
         return self._memo(("o", cls_key), lambda: cls_key in self._object_informative,
                           lambda: Project.object_informative(self, cls_key, informative))
@@ -284,7 +316,7 @@ class TrackedProject(Project):
                 if self._waves is None:
                     return super()._call_index()
                 given = dict(itertools.islice(self._ifaces.items(), self._given))
-                table = call_table.build(given, self._waves.table, test_module, self._place)
+                table = call_table.build(given, self._waves.table, test_module, self._place, self.data)
                 self._waves.table = table
                 self._table = table
                 self._calls = table.table
@@ -302,7 +334,7 @@ class TrackedProject(Project):
         if entry[0] == "@method":
             return self._place_resolving(entry, test)
         placed, deps = self._probed(entry, test)
-        if any(d[0] not in ("f", "c", "m") for d in deps):
+        if any(d[0] not in _PLACING for d in deps):
             return placed, None
         if entry[0] == "@self":
             deps += (("d", entry[2]),)  # the overrides: classes defining a method of that name
@@ -331,7 +363,7 @@ class TrackedProject(Project):
         finally:
             (self._resolved, self._is_module, self._is_tensor, self._object_informative, self._dep_memo,
              self._busy, self._open, self._frames, self._cycles) = saved
-        if any(d[0] not in ("f", "c", "m") for d in deps):
+        if any(d[0] not in _PLACING for d in deps):
             return placed, None
         # a receiver of unknown kind is placed by the method's name (``by_name``)
         return placed, deps + (("d", entry[2]),)
@@ -392,6 +424,8 @@ class TrackedProject(Project):
                                                    iface.get("stars", []), iface.get("all")]
             if kind == "x":
                 return self.exported(dep[1])
+            if kind == "s":  # with the module's ("m") entry, which lists its star imports
+                return self._star_names(dep[1]).get(dep[2]) if self._ifaces.get(dep[1]) is not None else None
             if kind == "k":
                 return self._call_index().get(dep[1])
             if kind == "kh":
