@@ -315,3 +315,15 @@ def test_host_data_copied_to_a_device_inference_cannot_name_is_not_the_cpu(tmp_p
     assert out[0].specs["a"]["kind"] == "tensor" and not out[0].specs["a"].get("device")
     assert out[0].specs["b"]["device"] == "cpu"
     assert out[0].specs["c"]["kind"] == "tensor" and not out[0].specs["c"].get("device")
+
+
+
+def test_a_list_of_host_batch_parts_is_synthesised_as_host_tensors():
+    """A list whose members inference knows (``labels.append(target)`` over a loader: parts of
+    host batches) is synthesised with such members: CPU tensors, not the GPU tensors of a list of
+    unknown members (with those, the copy a TSL202 finding names never happened: refuted)."""
+    from torchsync_lint.inference.values import BATCH, CUDA, LIST, Value
+    from torchsync_lint.verify.specs import value_spec
+
+    assert value_spec(Value(LIST, item=Value(BATCH))) == {"kind": "list", "elt": {"kind": "tensor", "device": "cpu"}}
+    assert value_spec(Value(BATCH, device=CUDA)) == {"kind": "tensor", "device": "cuda"}

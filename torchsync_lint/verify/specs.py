@@ -17,12 +17,15 @@ import libcst as cst
 from torchsync_lint.inference.context import FileContext
 from torchsync_lint.inference.index import FunctionInfo
 from torchsync_lint.inference.names import dotted
-from torchsync_lint.inference.values import Value
+from torchsync_lint.inference.values import BATCH, CUDA, LIST, TUPLE, Value
 from torchsync_lint.verify.locate import AstOf
 from torchsync_lint.verify.scope import Names, local_names, rebound_before
 
 
 def value_spec(v: Value, depth: int = 0) -> dict:
+    if v.kind == BATCH:
+        # a part of a loader's batch: a host tensor until the loop moves it
+        return {"kind": "tensor", "device": "cuda" if v.device == CUDA else "cpu"}
     spec: dict = {"kind": v.kind}
     if v.dtype:
         spec["dtype"] = v.dtype
@@ -30,6 +33,8 @@ def value_spec(v: Value, depth: int = 0) -> dict:
         spec["device"] = v.device
     if v.elts and depth < 4:
         spec["elts"] = [value_spec(e, depth + 1) for e in v.elts]
+    elif v.item is not None and depth < 4 and v.kind in (LIST, TUPLE):
+        spec["elt"] = value_spec(v.item, depth + 1)  # `labels.append(target)`: what each member is
     return spec
 
 
