@@ -77,6 +77,9 @@ class FunctionInfo:
     # names the body uses as only a tensor can be used: a tensor-only method or attribute
     # (``x.new_ones(...)``, ``x.masked_fill``), or indexed by a comparison of itself (``s[s > 0]``)
     tensor_uses: Set[str] = field(default_factory=set)
+    # names passed where a torch function takes only a tensor (``F.cross_entropy(out, y)``): evidence
+    # for a name bound once (a rebound one may be made a tensor by that very binding)
+    tensor_arg_uses: Set[str] = field(default_factory=set)
     # names the body uses as only a GradScaler is used (``scaler.scale(loss).backward()``, ``scaler.unscale_(opt)``)
     scaler_uses: Set[str] = field(default_factory=set)
     # names the body lists as the data of a new tensor (``x.new_tensor([lo, hi])``): Python numbers
@@ -149,6 +152,16 @@ def binding_names(bindings: List[tuple]) -> frozenset:
             if isinstance(t, cst.BaseExpression):
                 names |= target_names(t)
     return frozenset(names)
+
+
+def bound_once(func: FunctionInfo, name: str) -> bool:
+    """The function's statements bind ``name`` once at most (one assignment, one loop target)."""
+    count = 0
+    for b in func.bindings:
+        for t in b[1] if isinstance(b[1], list) else [b[1]]:
+            if isinstance(t, cst.BaseExpression) and name in target_names(t):
+                count += 1
+    return count <= 1
 
 
 def bound_names(func: FunctionInfo) -> frozenset:

@@ -22,7 +22,7 @@ import libcst as cst
 from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference.annotations import Annotations
 from torchsync_lint.inference.branches import narrowed_by
-from torchsync_lint.inference.defs import binding_names, target_names
+from torchsync_lint.inference.defs import binding_names, bound_once, target_names
 from torchsync_lint.inference.calls import Calls
 from torchsync_lint.inference.containers import CONTAINER
 from torchsync_lint.inference.expressions import Expressions
@@ -245,7 +245,7 @@ class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summ
         """``for target in iterable``: the items; one of unknown kind that the body uses as only a
         tensor is used (``index_uses``: ``for x in preds: x = x[x[:, 4] > t]``) is a tensor."""
         self.bind(target, self.iter_element(iterable, scope), scope)
-        if scope.func is not None and (scope.func.tensor_uses or scope.func.scaler_uses):
+        if scope.func is not None and (scope.func.tensor_uses or scope.func.tensor_arg_uses or scope.func.scaler_uses):
             for name in target_names(target):
                 got = scope.values.get(name)
                 evident = evident_value(scope.func, name) if got is None or got.kind == UNKNOWN and got.ref is None else None
@@ -470,7 +470,9 @@ def evident_value(func: FunctionInfo, name: str) -> Optional[Value]:
     is used so; not under an isinstance test of it (a use there is no evidence)."""
     if name in func.type_tested:
         return None
-    return tensor() if name in func.tensor_uses else Value(GRAD_SCALER) if name in func.scaler_uses else None
+    if name in func.tensor_uses or name in func.tensor_arg_uses and bound_once(func, name):
+        return tensor()
+    return Value(GRAD_SCALER) if name in func.scaler_uses else None
 
 
 def _tested_class(e: cst.IfExp) -> Optional[cst.BaseExpression]:

@@ -57,7 +57,7 @@ class TensorUses:
                 return
             if type(a.value) is cst.Name and _tensor_only_parameter(
                     key, a.keyword.value if a.keyword is not None else positional):
-                self._func_stack[-1].tensor_uses.add(a.value.value)
+                self._func_stack[-1].tensor_arg_uses.add(a.value.value)
             if a.keyword is None:
                 positional += 1
 

@@ -171,7 +171,7 @@ class Summaries(CallSites, Attributes):
                       and name not in bound_names(func) and name not in func.type_tested):
                     v = Value(GRAD_SCALER)  # `scaler.scale(loss).backward()`: only a GradScaler is used so
                 elif (v.kind == UNKNOWN and v.ref is None and param.annotation is None and param.default is None
-                        and name in func.number_uses and name not in func.tensor_uses
+                        and name in func.number_uses and name not in func.tensor_uses and name not in func.tensor_arg_uses
                         and name not in bound_names(func)):
                     v = Value(NUMBER)  # listed as the data of a new tensor: a Python number
                 if v.kind == UNKNOWN and v.ref is None and self.assume_params is not None:
@@ -231,18 +231,19 @@ class Summaries(CallSites, Attributes):
         meanings: ``sigmas`` indexed by ``sigmas > 0`` in one sampler is a tensor in the next)."""
         if name in bound_names(func) or name in func.type_tested:
             return False  # rebound, or tested with isinstance (a use under the test is no evidence)
-        if name in func.tensor_uses:
+        if name in func.tensor_uses or name in func.tensor_arg_uses:
             return True
         names = getattr(self, "_tensor_param_names", None)
         if names is None:
             seen: Dict[str, int] = {}
             for f in self.index.functions.values():
-                if not f.tensor_uses:
+                if not f.tensor_uses and not f.tensor_arg_uses:
                     continue
                 p = f.node.params
                 for prm in list(p.posonly_params) + list(p.params) + list(p.kwonly_params):
                     n = prm.name.value
-                    if (n in f.tensor_uses and prm.annotation is None and n not in bound_names(f)
+                    if ((n in f.tensor_uses or n in f.tensor_arg_uses) and prm.annotation is None
+                            and n not in bound_names(f)
                             and n not in f.type_tested
                             and (prm.default is None or _is_none(prm.default))):
                         seen[n] = seen.get(n, 0) + 1
