@@ -116,12 +116,12 @@ class CallSites:
         out = []
         for cls in self.index.classes.values():
             for attr, rows in cls.attrs.items():
-                if any(f is not None and func.name in held_function_names(e) and func.name not in bound_names(f)
-                       and not any(q.name.value == func.name for q in all_params(f)) for f, e in rows):
+                if any(f is not None and func.name in held_function_names(e) and not _shadowed(f, func.name)
+                       for f, e in rows):
                     out.extend(s for s in self.index.call_sites.get("self." + attr, [])
                                if s.caller is not None and s.caller.cls is cls)
         for caller in self.index.functions.values():
-            if func.name in bound_names(caller) or any(q.name.value == func.name for q in all_params(caller)):
+            if _shadowed(caller, func.name):
                 continue
             for b in caller.bindings:
                 if (b[0] == "assign" and len(b[1]) == 1 and type(b[1][0]) is cst.Name

@@ -521,11 +521,13 @@ class Calls:
         """``self.sample_params(...)`` where the method found is a placeholder for subclasses
         (``raise NotImplementedError``, ``pass``): the join of what the file's overrides return to
         this call; None where the file has none."""
+        if m.cls is None:
+            return None
         out = None
         for cls in self.index.classes.values():
             override = cls.methods.get(m.name)
-            if (override is None or override is m or placeholder(override.node) or m.cls is None
-                    or not self._is_class_or_sub(cls.key, m.cls)):
+            if override is None or override is m or placeholder(override.node) or not self._is_class_or_sub(
+                    cls.key, m.cls):
                 continue
             got = self.returns_at(override, call, scope)
             out = got if out is None else join(out, got)

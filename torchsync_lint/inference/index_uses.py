@@ -62,6 +62,9 @@ class TensorUses:
                 positional += 1
 
 
+TENSOR_ONLY = frozenset(("tensor",))
+
+
 @functools.lru_cache(maxsize=4096)
 def _tensor_only_parameter(qualname: str, at) -> bool:
     """Every overload of a torch function has a parameter there (a position, or a keyword) that
@@ -78,9 +81,6 @@ def _tensor_only_parameter(qualname: str, at) -> bool:
         if found is None or found.accepts != TENSOR_ONLY:
             return False
     return True
-
-
-TENSOR_ONLY = frozenset(("tensor",))
 
 
 def _self_mask(test, name: str) -> bool:

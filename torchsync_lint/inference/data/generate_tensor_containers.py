@@ -32,9 +32,13 @@ _KINDS = (
 )
 
 
-def _kind(annotation) -> str:
+def _text(annotation) -> str:
     text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", None) or str(annotation)
-    text = text.replace("typing.", "")
+    return text.replace("typing.", "")
+
+
+def _kind(annotation) -> str:
+    text = _text(annotation)
     for names, kind in _KINDS:
         if text in names:
             return kind
@@ -59,7 +63,7 @@ def generate() -> dict:
         if isinstance(inspect.getattr_static(TensorDictBase, name), property):
             hints = typing.get_type_hints(attr.fget) if attr.fget is not None else {}
             ret = hints.get("return", inspect.signature(attr.fget).return_annotation if attr.fget else None)
-            text = ret if isinstance(ret, str) else getattr(ret, "__name__", None) or str(ret)
+            text = _text(ret) if ret is not None else ""
             properties[name] = ("size" if text in ("torch.Size", "Size") else "device" if "device" in text
                                 else _kind(ret) if ret is not None else "unknown")
             continue
