@@ -7,6 +7,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
+from torchsync_lint.inference.branches import eager_false
 from torchsync_lint.inference.context import FileContext
 from torchsync_lint.inference.index import FileIndex, FunctionInfo
 from torchsync_lint.syntax import walk
@@ -27,10 +28,10 @@ class RuleWalker(cst.CSTVisitor):
         freq = ctx.frequency
         pre: Dict[str, List[Callable]] = {
             "FunctionDef": [ctx.enter_function, lambda _node: freq.enter_function()],
-            "If": [ctx.enter_orelse, ctx.enter_if, freq.enter_if],
+            "If": [self._mark_dead, ctx.enter_orelse, ctx.enter_if, freq.enter_if],
             "Else": [ctx.enter_orelse],
-            "IndentedBlock": [freq.enter_block],
-            "SimpleStatementSuite": [freq.enter_block],
+            "IndentedBlock": [self._enter_block, freq.enter_block],
+            "SimpleStatementSuite": [self._enter_block, freq.enter_block],
             "ExceptHandler": [freq.enter_handler],
             "ExceptStarHandler": [freq.enter_handler],
             "Assert": [freq.enter_assert],
@@ -39,7 +40,7 @@ class RuleWalker(cst.CSTVisitor):
             "AugAssign": [self._target_store],
             "AnnAssign": [self._target_store],
             "For": [self._enter_for],
-            "While": [ctx.enter_loop],
+            "While": [self._mark_dead, ctx.enter_loop],
         }
         for comp in COMP_NODES:
             pre[comp.__name__] = [self._bind_comps]
@@ -49,14 +50,17 @@ class RuleWalker(cst.CSTVisitor):
             "NamedExpr": [self._bind_named],
             "AugAssign": [self._bind_augassign],
             "FunctionDef": [ctx.leave_function, lambda _node: freq.leave_function()],
-            "IndentedBlock": [freq.leave_block],
-            "SimpleStatementSuite": [freq.leave_block],
+            "IndentedBlock": [freq.leave_block, self._leave_block],
+            "SimpleStatementSuite": [freq.leave_block, self._leave_block],
             "With": [ctx.leave_with],
             "If": [ctx.leave_if],
             "Assert": [ctx.leave_assert],
             "For": [ctx.leave_loop],
             "While": [ctx.leave_loop],
         }
+        # blocks that never run (`if 0:`, `if TYPE_CHECKING:`, `if torch.jit.is_scripting():`):
+        # id -> how many findings there were on entry; what their rules report there is dropped
+        self._dead: Dict[int, Optional[int]] = {}
         tables = [walk.callbacks(rule) for rule in rules]
         self.visits = walk.merge([pre] + [v for v, _ in tables])
         self.leaves = walk.merge([lv for _, lv in tables] + [post])
@@ -86,6 +90,24 @@ class RuleWalker(cst.CSTVisitor):
             fn(node)
 
     # -- the context's bookkeeping -----------------------------------------------------------
+    def _mark_dead(self, node) -> None:
+        qualify = self.ctx.aliases.qualify
+        test = node.test
+        if eager_false(test, qualify):
+            self._dead[id(node.body)] = None
+        elif (type(node) is cst.If and type(node.orelse) is cst.Else and type(test) is cst.UnaryOperation
+              and type(test.operator) is cst.Not and eager_false(test.expression, qualify)):
+            self._dead[id(node.orelse.body)] = None
+
+    def _enter_block(self, node) -> None:
+        if id(node) in self._dead:
+            self._dead[id(node)] = len(self.ctx.findings)
+
+    def _leave_block(self, node) -> None:
+        start = self._dead.pop(id(node), None)
+        if start is not None:
+            del self.ctx.findings[start:]
+
     def _assign_stores(self, node: cst.Assign) -> None:
         self.ctx.mark_stores([t.target for t in node.targets])
 

@@ -25,11 +25,23 @@ EAGER_FALSE = frozenset(("torch.jit.is_scripting", "torch.jit.is_tracing", "torc
                          "torch.onnx.is_in_onnx_export"))
 
 
+# names false whenever the code runs: `if TYPE_CHECKING:` holds imports for type checkers only
+_RUNTIME_FALSE = frozenset(("typing.TYPE_CHECKING", "typing_extensions.TYPE_CHECKING"))
+
+
 def eager_false(test: cst.BaseExpression, qualify) -> bool:
-    """``torch.jit.is_scripting()``, and ``a or b`` / ``a and b`` that it decides."""
-    if type(test) is cst.Call:
+    """``torch.jit.is_scripting()``, a falsy literal (``if 0:``, ``if False:``: code switched
+    off by hand), ``TYPE_CHECKING``, and ``a or b`` / ``a and b`` that they decide."""
+    t = type(test)
+    if t is cst.Call:
         return qualify(test.func) in EAGER_FALSE
-    if type(test) is cst.BooleanOperation:
+    if t is cst.Integer:
+        return test.value == "0"
+    if t is cst.Name:
+        return test.value in ("False", "None") or qualify(test) in _RUNTIME_FALSE
+    if t is cst.Attribute:
+        return qualify(test) in _RUNTIME_FALSE
+    if t is cst.BooleanOperation:
         left, right = eager_false(test.left, qualify), eager_false(test.right, qualify)
         return (left and right) if type(test.operator) is cst.Or else (left or right)
     return False

@@ -30,6 +30,7 @@ from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.values import (
     BATCH,
     CPU,
+    DICT,
     MODULE,
     OBJECT,
     SELF,
@@ -63,6 +64,9 @@ class CallSites:
                       if type(s.call.func.value) is cst.Name and s.call.func.value.value == func.cls.name]
         if func.name == "forward" and func.cls is not None and func.cls.is_module:
             sites += self._submodule_sites(func.cls)
+        elif func.name == "__call__" and func.cls is not None and not func.cls.is_module:
+            # `self.transform(sample)`, `for t in self.transforms: sample = t(sample)`
+            sites += self._submodule_sites(func.cls) + self._instance_called_sites(func.cls)
         others = self.index.call_sites.get("." + func.name)
         if others and func.cls is not None:
             key = ("sites", id(func))
@@ -72,8 +76,7 @@ class CallSites:
                     for site in others:
                         recv = self.infer(site.call.func.value, self.summary_scope(site.caller)
                                           if site.caller is not None else self.module_scope())
-                        if recv.kind in (MODULE, OBJECT) and recv.cls is not None and self._is_class_or_sub(
-                                recv.cls, func.cls):
+                        if self._holds_instance(recv, func.cls):
                             sites.append(site)
                 finally:
                     self._busy.discard(key)
@@ -134,6 +137,7 @@ class CallSites:
         ``cls`` (a module of this file): calls of its ``forward``."""
         key = ("submodule_sites", id(cls))
         if key in self._busy:
+            self._cuts.append(key)
             return []
         self._busy.add(key)
         out = []
@@ -141,9 +145,40 @@ class CallSites:
             for attr, site, owner in self._held_calls():
                 if owner is cls or site.caller.cls is not owner:  # (cut once the file is checked)
                     continue
-                held = self.self_attr(owner, attr)
-                if held.kind in (MODULE, OBJECT) and held.cls is not None and self._is_class_or_sub(held.cls, cls):
+                if self._holds_instance(self.self_attr(owner, attr), cls):
                     out.append(site)
+        finally:
+            self._busy.discard(key)
+        return out
+
+    def _holds_instance(self, v: Value, cls: ClassInfo) -> bool:
+        """``v`` is an instance of ``cls`` or a subclass, or one of several classes one of which is."""
+        if v.kind not in (MODULE, OBJECT):
+            return False
+        if v.cls is not None:
+            return self._is_class_or_sub(v.cls, cls)
+        return any(m.cls is not None and self._is_class_or_sub(m.cls, cls) for m in v.elts)
+
+    def _instance_called_sites(self, cls: ClassInfo) -> list:
+        """``t(sample)`` where the name ``t`` holds an instance of ``cls`` (a loop over a list of
+        instances, a parameter its callers pass one): calls of its ``__call__``."""
+        key = ("instance_sites", id(cls))
+        if key in self._busy:
+            self._cuts.append(key)  # an answer computed meanwhile is not the whole one: not memoised
+            return []
+        self._busy.add(key)
+        out = []
+        try:
+            for name, sites in self.index.call_sites.items():
+                if "." in name or name in self.index.classes or name in self.index.module_functions:
+                    continue
+                for site in sites:
+                    if site.caller is None or type(site.call.func) is not cst.Name:
+                        continue
+                    # (what the name holds at the call: not the whole caller's scope, whose loop
+                    # may feed the call's own result back, `sample = t(sample)`)
+                    if self._holds_instance(self._argument(site.caller, site.call, site.call.func), cls):
+                        out.append(site)
         finally:
             self._busy.discard(key)
         return out
@@ -289,9 +324,10 @@ class CallSites:
             # a recursive batch helper passes itself parts of what it got: those are unknown
             # while the parameter is being computed, and do not erase the batch
             values = [v for v in values if not (v.kind == UNKNOWN and v.ref is None)]
-        elif any(v.kind == TENSOR and not v.assumed and not v.maybe for v in values):
-            # some call sites pass a tensor, the others what inference cannot see (`self.sigma(t)`):
-            # the evidence wins over the gaps (a site passing a Python number still makes the join unknown)
+        elif any(v.kind == TENSOR and not v.assumed and not v.maybe or v.kind == DICT and v.keys for v in values):
+            # some call sites pass a tensor (or a dict of named values), the others what inference
+            # cannot see (`self.sigma(t)`, `sample = t(sample)` in a chain of transforms): the
+            # evidence wins over the gaps (a site passing a Python number still makes the join unknown)
             values = [v for v in values if not (v.kind == UNKNOWN and v.ref is None)]
         out = values[0]
         for v in values[1:]:

@@ -72,8 +72,10 @@ class Calls:
         if cls.is_module:
             return Value(MODULE, cls=cls.key)
         if all(self.index.classes.get(b.split(".")[-1]) is not None or b == "object"
-               or (b.split(".")[0] in EXTERNAL_ROOTS and b.split(".")[0] != "torch") for b in cls.bases):
-            # every base is known here or is no torch class (`NamedTuple`, `Generic[T]`, `ABC`): no nn.Module
+               or (b.split(".")[0] in EXTERNAL_ROOTS and b.split(".")[0] != "torch")
+               or b.startswith("torch.utils.data.") for b in cls.bases):
+            # every base is known here or is no module class (`NamedTuple`, `Generic[T]`, `ABC`,
+            # torch's `Dataset` and `Sampler`): no nn.Module
             return Value(OBJECT, cls=cls.key)
         return self._ref(("call", cls.key))
 
@@ -118,7 +120,13 @@ class Calls:
 
     def _method_result(self, recv: Value, name: str, call: Optional[cst.Call] = None,
                        scope: Optional[Scope] = None) -> Value:
-        """``obj.name(...)`` for an instance of a known class."""
+        """``obj.name(...)`` for an instance of a known class (or of one of several)."""
+        if recv.kind == OBJECT and recv.cls is None and recv.elts:
+            out = None
+            for m in recv.elts:
+                got = self._method_result(m, name, call, scope)
+                out = got if out is None else join(out, got)
+            return out
         if recv.kind == MODULE and name in MODULE_SELF_METHODS:
             return recv
         if recv.kind == MODULE and name == "state_dict":

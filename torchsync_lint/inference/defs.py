@@ -62,6 +62,7 @@ class FunctionInfo:
     calls: Set[str] = field(default_factory=set)  # callee keys (resolved where possible)
     hot_calls: Set[str] = field(default_factory=set)  # callees called inside a hot loop
     hot_loops: Set[int] = field(default_factory=set)  # id() of loops that contain a training step
+    makes_step: bool = False  # calls `.backward()` / `.step()` somewhere in its body
     looped_calls: Set[str] = field(default_factory=set)  # callees called inside any loop
     # names of methods called on any receiver (``x.set_timesteps(...)``), outside every loop / in one
     method_names: Set[str] = field(default_factory=set)
@@ -77,6 +78,14 @@ class FunctionInfo:
     # names the body uses as only a tensor can be used: a tensor-only method or attribute
     # (``x.new_ones(...)``, ``x.masked_fill``), or indexed by a comparison of itself (``s[s > 0]``)
     tensor_uses: Set[str] = field(default_factory=set)
+    # names read for an array's shape (``x.shape``, ``x.ndim``) and names moved to a device
+    # (``x.to(d)``, ``x[i:j].cuda()``): a name both is a tensor (numpy arrays have no ``.to``,
+    # modules no ``.shape``), folded into ``tensor_uses`` once the function is read
+    array_uses: Set[str] = field(default_factory=set)
+    device_moves: Set[str] = field(default_factory=set)
+    # parameters among ``tensor_uses`` used so before any statement of the function rebinds them
+    # (``s = s[s > 0]``): evidence for what the parameter holds on entry
+    early_tensor_uses: Set[str] = field(default_factory=set)
     # names passed where a torch function takes only a tensor (``F.cross_entropy(out, y)``): evidence
     # for a name bound once (a rebound one may be made a tensor by that very binding)
     tensor_arg_uses: Set[str] = field(default_factory=set)

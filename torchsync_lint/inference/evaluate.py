@@ -335,7 +335,7 @@ class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summ
         v = self.infer(it, scope)
         if v.kind == OBJECT and v.cls == "torch.utils.data.DataLoader":
             return Value(BATCH, pinned=v.pinned, assumed=v.assumed)
-        if v.kind == UNKNOWN and v.ref is None and (id(it) in self.index.batch_iters or self.index.passes_batch(it)):
+        if v.kind == UNKNOWN and v.ref is None and (self.index.is_batch_iter(it) or self.index.passes_batch(it)):
             # an iterable of unknown type whose items a training loop moves to a device (whether
             # it pins them is not known)
             return Value(BATCH, assumed=True)
@@ -446,6 +446,8 @@ class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summ
             v = self.infer(e.expression, scope)
             if type(e.operator) is cst.Not:
                 return BOOL if v.kind != UNKNOWN else UNKNOWN_VALUE
+            if type(e.operator) is cst.BitInvert and v.kind == TENSOR and v.dtype is None:
+                return v.with_(dtype="bool")  # `~keep`: tensor code inverts masks, not integers' bits
             return v if v.kind in (TENSOR, NUMBER) else UNKNOWN_VALUE
         if typ is cst.BooleanOperation:
             a, b = self.infer(e.left, scope), self.infer(e.right, scope)

@@ -204,6 +204,9 @@ class Expressions:
             return base.elts[i] if i is not None and -len(base.elts) <= i < len(base.elts) else UNKNOWN_VALUE
         if base.kind == BATCH:
             return base  # batch["image"], batch[0]
+        if base.kind == OBJECT and (base.cls is not None or base.elts):
+            # `dataset[i]`: an instance of a class of the project runs its `__getitem__`
+            return self._method_result(base, "__getitem__")
         if base.kind == TENSOR:
             if any(type(el.slice) is cst.Index and type(el.slice.value) is cst.SimpleString for el in e.slice):
                 return UNKNOWN_VALUE  # `obj["key"]`: no tensor takes a str index, so `obj` was mis-typed

@@ -94,6 +94,12 @@ class FileIndex(Bindings, TensorUses, cst.CSTVisitor):
         self._loop_passes: Dict[int, List[tuple]] = {}
         self.loop_passes: Dict[int, List[tuple]] = {}
         self._passes_batch: Dict[int, bool] = {}
+        # loops with no step of their own that move what they yield, or pass it on: id() of their
+        # iterable -> the calls they make; a call to a function of this file that makes a training
+        # step (`loss = train_step(model, opt, x, y)`) makes them step loops (``_steps_in``), known
+        # only once the file is read
+        self._step_via: Dict[int, tuple] = {}
+        self._batch_via: Set[int] = set()
         # open `with torch.no_grad():` blocks (and no_grad-decorated functions) of the function
         # being read, and the for loops inside one: an evaluation loop moves batches like a
         # training step does (``leave_For``)
@@ -194,6 +200,8 @@ class FileIndex(Bindings, TensorUses, cst.CSTVisitor):
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         info = self._func_stack.pop()
+        if info.array_uses and info.device_moves:
+            info.tensor_uses |= info.array_uses & info.device_moves
         self._shadow_locals(info, self._builtin_uses.pop(), self._nested_defs.pop())
         if not info.hot_loops:
             info.call_loops = []  # only a function with a training loop needs them
@@ -229,7 +237,7 @@ class FileIndex(Bindings, TensorUses, cst.CSTVisitor):
         self._note_sources(node.iter, node.target)  # `for k, v in sample.items():` parts of `sample`
 
     def leave_For(self, node: cst.For) -> None:
-        self._leave_loop(node)
+        calls = self._leave_loop(node)
         self._for_targets.pop()
         names = target_names(node.target)
         moved_here = self._loop_moved.pop(id(node), set())
@@ -238,20 +246,40 @@ class FileIndex(Bindings, TensorUses, cst.CSTVisitor):
         moved = any(m in names or comp.get(m) in names for m in moved_here)
         # a training step's loop, or an evaluation loop (autograd off): its items are batches
         steps = id(node) in self.hot_loops or id(node) in self._eval_loops
-        if moved and steps:
-            it = node.iter
-            self.batch_iters.add(id(it))
-            while type(it) is cst.Call and it.args and type(it.func) is cst.Name and it.func.value in _WRAPPERS:
-                it = it.args[0].value  # `enumerate(loader)`: the evaluator asks about the loader
-                self.batch_iters.add(id(it))
         passes = self._loop_passes.pop(id(node), None)
-        if passes and steps:
-            it = node.iter
-            self.loop_passes[id(it)] = passes
-            # `enumerate(loader)`, `tqdm(loader)`: the evaluator asks about the wrapped iterable
-            while type(it) is cst.Call and it.args and type(it.func) is cst.Name and it.func.value in _WRAPPERS:
-                it = it.args[0].value
+        if not (moved or passes):
+            return
+        via = None if steps else tuple(k for k in calls if k.startswith(self.module_name + "."))
+        if not steps and not via:
+            return
+        it = node.iter
+        while True:
+            if moved:
+                if steps:
+                    self.batch_iters.add(id(it))
+                else:
+                    self._batch_via.add(id(it))
+            if passes:
                 self.loop_passes[id(it)] = passes
+            if via:
+                self._step_via[id(it)] = via
+            # `enumerate(loader)`, `tqdm(loader)`: the evaluator asks about the wrapped iterable
+            if not (type(it) is cst.Call and it.args and type(it.func) is cst.Name and it.func.value in _WRAPPERS):
+                break
+            it = it.args[0].value
+
+    def _steps_in(self, key: int) -> bool:
+        """The loop whose iterable is ``key`` steps: its own ``.backward()``/``.step()``, or a call
+        to a function of this file that makes one."""
+        via = self._step_via.get(key)
+        if via is None:
+            return True
+        return any(f is not None and f.makes_step for f in map(self.functions.get, via))
+
+    def is_batch_iter(self, iterable: cst.BaseExpression) -> bool:
+        """A step loop's iterable whose items the loop moves to a device: host batches."""
+        key = id(iterable)
+        return key in self.batch_iters or key in self._batch_via and self._steps_in(key)
 
     def _enter_comp(self, node: cst.CSTNode) -> None:
         self._comps.append(node)
@@ -282,7 +310,7 @@ class FileIndex(Bindings, TensorUses, cst.CSTVisitor):
         key = id(iterable)
         got = self._passes_batch.get(key)
         if got is None:
-            got = any(self._moves_param(*p) for p in self.loop_passes.get(key, ()))
+            got = self._steps_in(key) and any(self._moves_param(*p) for p in self.loop_passes.get(key, ()))
             self._passes_batch[key] = got
         return got
 
@@ -347,6 +375,7 @@ class FileIndex(Bindings, TensorUses, cst.CSTVisitor):
                 self._func_stack[-1].hot_loops.add(id(node))
         if self._loop_calls:  # calls of an inner loop belong to the outer one too
             self._loop_calls[-1].extend(calls)
+        return calls
 
     def visit_Call(self, node: cst.Call) -> None:
         if self._comps and node.args:
@@ -364,6 +393,13 @@ class FileIndex(Bindings, TensorUses, cst.CSTVisitor):
             held = self._self_attr_of(func.value)
             if held is not None:
                 held[0].cls.attr_appends.setdefault(held[1], []).append((held[0], node.args[-1].value))
+        if (type(func) is cst.Attribute and func.attr.value in ("to", "cuda") and self._func_stack
+                and (node.args or func.attr.value == "cuda")):
+            moved = func.value
+            while type(moved) is cst.Subscript:
+                moved = moved.value  # `x[i:j].to(d)`: not `batch.images.to(d)` (a batch object's field)
+            if type(moved) is cst.Name:
+                self._func_stack[-1].device_moves.add(moved.value)
         if type(func) is cst.Attribute and func.attr.value in ("to", "cuda") and self._func_stack:
             moved = func.value
             while type(moved) in (cst.Subscript, cst.Attribute):
@@ -381,6 +417,8 @@ class FileIndex(Bindings, TensorUses, cst.CSTVisitor):
             # loss.backward() / optimizer.step() / scaler.step(opt): the enclosing loops are steps
             for loop in self._loop_stack:
                 self.hot_loops.add(id(loop))
+        if type(func) is cst.Attribute and func.attr.value in STEP_CALL_ATTRS and self._func_stack:
+            self._func_stack[-1].makes_step = True
         if (
             type(func) is cst.Attribute
             and func.attr.value in ("register_buffer", "register_parameter")

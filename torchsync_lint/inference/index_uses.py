@@ -13,6 +13,7 @@ import libcst as cst
 
 from torchsync_lint import catalog
 from torchsync_lint.inference import torch_facts
+from torchsync_lint.inference.defs import binding_names, param_named
 
 
 class TensorUses:
@@ -23,7 +24,9 @@ class TensorUses:
             return
         if type(node.value) is cst.Name and (
                 node.attr.value in _TENSOR_ONLY() or node.attr.value == "backward"):  # `loss.backward()`
-            self._func_stack[-1].tensor_uses.add(node.value.value)
+            self._tensor_use(node.value.value)
+        elif type(node.value) is cst.Name and node.attr.value in ("shape", "ndim"):
+            self._func_stack[-1].array_uses.add(node.value.value)
         elif type(node.value) is cst.Name and node.attr.value == "unscale_":
             self._func_stack[-1].scaler_uses.add(node.value.value)  # only a GradScaler unscales
         elif node.attr.value == "backward" and type(node.value) is cst.Call:
@@ -32,10 +35,14 @@ class TensorUses:
                 self._func_stack[-1].scaler_uses.add(scaled.value.value)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
-        # `s[s > 0]`: a boolean mask made from the value itself
-        if self._func_stack and type(node.value) is cst.Name and len(node.slice) == 1:
-            sl = node.slice[0].slice
-            test = sl.value if type(sl) is cst.Index else None
+        # `s[s > 0]`, `e[:, e[0] != e[1]]`: a boolean mask made from the value itself (beside
+        # whole-dimension slices)
+        indices = [el.slice for el in node.slice if type(el.slice) is cst.Index
+                   and type(el.slice.value) is not cst.Ellipsis]
+        if (self._func_stack and type(node.value) is cst.Name and len(indices) == 1
+                and all(type(el.slice) is not cst.Slice or _whole(el.slice) for el in node.slice)):
+            sl = indices[0]
+            test = sl.value
             while type(test) is cst.UnaryOperation and type(test.operator) is cst.BitInvert:
                 test = test.expression
             if type(test) is cst.Name:
@@ -44,7 +51,16 @@ class TensorUses:
                 test = next((b[2] for b in reversed(self._func_stack[-1].bindings[-32:]) if b[0] == "assign"
                              and len(b[1]) == 1 and type(b[1][0]) is cst.Name and b[1][0].value == test.value), None)
             if _self_mask(test, node.value.value):
-                self._func_stack[-1].tensor_uses.add(node.value.value)
+                self._tensor_use(node.value.value)
+
+    def _tensor_use(self, name: str) -> None:
+        """A use of ``name`` as only a tensor is used; of a parameter not yet rebound before this
+        statement (`s = s[s > 0]`), evidence for what the callers pass even though it is rebound."""
+        func = self._func_stack[-1]
+        func.tensor_uses.add(name)
+        if (name not in func.early_tensor_uses and param_named(func.node, name) is not None
+                and name not in binding_names(func.bindings[:self._stmt_mark])):
+            func.early_tensor_uses.add(name)
 
     def tensor_arguments(self, node: cst.Call, key) -> None:
         """``F.cross_entropy(out, y)``: names passed where every overload of a torch function takes
@@ -81,6 +97,11 @@ def _tensor_only_parameter(qualname: str, at) -> bool:
         if found is None or found.accepts != TENSOR_ONLY:
             return False
     return True
+
+
+def _whole(sl: cst.Slice) -> bool:
+    """``:`` (a whole dimension)."""
+    return sl.lower is None and sl.upper is None and sl.step is None
 
 
 def _self_mask(test, name: str) -> bool:

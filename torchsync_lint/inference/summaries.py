@@ -229,8 +229,12 @@ class Summaries(CallSites, Attributes):
         be used (``x.new_ones(...)``, ``s[s > 0]``); or, failing that, a parameter of that name
         that two functions of this file use so (a file's functions share their names'
         meanings: ``sigmas`` indexed by ``sigmas > 0`` in one sampler is a tensor in the next)."""
-        if name in bound_names(func) or name in func.type_tested:
-            return False  # rebound, or tested with isinstance (a use under the test is no evidence)
+        if name in func.type_tested:
+            return False  # tested with isinstance: a use under the test is no evidence
+        if name in func.early_tensor_uses:
+            return True  # used as a tensor before any rebinding (`s = s[s > 0]`)
+        if name in bound_names(func):
+            return False  # rebound: a use may read the new value
         if name in func.tensor_uses or name in func.tensor_arg_uses:
             return True
         names = getattr(self, "_tensor_param_names", None)

@@ -171,6 +171,15 @@ def join(a: Value, b: Value) -> Value:
         # one of several functions (`{"lo": torch.lt, "hi": torch.gt}[mode]`): calling it calls one
         members = tuple(m for v in (a, b) for m in (v.elts if v.cls is None else (v,)))
         return Value(FUNC, elts=members if all(m.cls for m in members) and len(members) <= 8 else ())
+    if a.kind == OBJECT and a.cls != b.cls:
+        # an instance of one of several classes (`self.transform = Norm()` here, `Compose(...)`
+        # there): calling a method calls one of theirs (``elts``: the classes, when all are known)
+        members = []
+        for m in (m for v in (a, b) for m in (v.elts if v.cls is None else (v,))):
+            if m.cls not in (x.cls for x in members):
+                members.append(m)
+        known = all(m.cls for m in members) and 1 < len(members) <= 8
+        return Value(OBJECT, elts=tuple(members) if known else (), assumed=a.assumed or b.assumed)
     if a.kind in (MODULE, OBJECT, BATCH, FUNC):
         return Value(a.kind, cls=a.cls if a.cls == b.cls else None, pinned=a.pinned and b.pinned,
                      assumed=a.assumed or b.assumed, device=a.device if a.device == b.device else None)

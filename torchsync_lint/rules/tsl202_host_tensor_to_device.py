@@ -73,7 +73,7 @@ class HostTensorToDevice(Rule):
     tensor made on the CPU (`torch.Tensor([0.1] * 10).cuda()`, `torch.from_numpy(a).cuda()`,
     `torch.ones(10).to(device)`), and a CPU tensor operand of `torch.where` next to GPU ones
     (`torch.where(mask, x, torch.tensor(0.0))`); a CPU tensor (a 0-dim one too) stored into
-    a GPU tensor (`back[:n, t] = torch.ones(n, k) * start`); and a module built and moved to
+    a GPU tensor (`back[:n, t] = torch.ones(n, k) * start`, `buf.copy_(torch.tensor(True))`); and a module built and moved to
     the GPU in the same expression (`GaussianFilter(3, sigma).to(device)`) inside a `forward`, a
     `__call__` or a training loop.
 
@@ -199,6 +199,13 @@ class HostTensorToDevice(Rule):
                 self.report(node, fix=self._fix_copy(node, method) if method != "type_as" else None)
             elif before.cpu_at_init:
                 self.report(node, AT_INIT_MESSAGE)
+        elif method == "copy_" and node.args and not non_blocking(node):
+            # `buf.copy_(torch.tensor(True))`: an in-place store of a CPU tensor into a GPU one
+            source = self.ctx.value(node.args[0].value)
+            if (source.kind == TENSOR and source.device == CPU
+                    and not no_element_factory(self.ctx, node.args[0].value)
+                    and gpu_tensor_by_evidence(self.ctx.value(node.func.value))):
+                self.report(node, STORE_MESSAGE)
         elif method is None and self._runs_per_call() and self._fresh_module_to_device(node):
             self.report(node, MODULE_MESSAGE)
 

@@ -5,7 +5,7 @@ from typing import Optional
 import libcst as cst
 
 from torchsync_lint.catalog import training_utils as data
-from torchsync_lint.inference.values import DICT, OBJECT, SELF
+from torchsync_lint.inference.values import DICT, OBJECT, SELF, UNKNOWN
 from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._common import arg, holds_gpu_tensor, is_true, number_literal
 
@@ -35,6 +35,12 @@ PROG_BAR_MESSAGE = (
     "progress bar every step (measured); without `prog_bar=True` the logger reads it every "
     "`log_every_n_steps` only"
 )
+
+
+# SummaryWriter's methods, named as no other logger interface names them: a receiver of unknown
+# type that calls one is taken for a writer
+WRITER = "torch.utils.tensorboard.SummaryWriter"
+WRITER_ONLY = frozenset(("add_scalar", "add_scalars", "add_histogram"))
 
 
 class LoggerGpuTensor(Rule):
@@ -95,8 +101,10 @@ class LoggerGpuTensor(Rule):
     that need not be on the progress bar, or show them every N steps.
 
     ## Known problems
-    Only loggers inference sees being built (`SummaryWriter(...)`, `TensorBoardLogger(...)`, in
-    the function or as a `self.` attribute, or returned by a helper of the project); Lightning's
+    Loggers inference sees being built (`SummaryWriter(...)`, `TensorBoardLogger(...)`, in
+    the function or as a `self.` attribute, or returned by a helper of the project), and a value of
+    unknown type whose `add_scalar` / `add_scalars` / `add_histogram` is called (a writer passed
+    in: SummaryWriter's method names, read by name; `log_metrics` is too common a name); Lightning's
     `self.logger.experiment.add_scalar(...)` is not recognised. A logged value must be a tensor by
     evidence (a forward input by convention only is not reported). `Trainer(log_every_n_steps=N)` is
     reported for the N measured to make every step wait (1), given as a literal; other values of N
@@ -143,9 +151,15 @@ class LoggerGpuTensor(Rule):
 
     def _logger_call(self, node: cst.Call, method: str, receiver: cst.BaseExpression) -> None:
         v = self.ctx.value(receiver)
-        if v.kind != OBJECT or v.cls is None:
+        if v.kind == OBJECT and v.cls is not None:
+            cls = v.cls
+        elif v.kind == UNKNOWN and method in WRITER_ONLY:
+            # a writer handed in (`def train(..., writer)`): `add_scalar(tag, value, step)` is
+            # TensorBoard's SummaryWriter interface (tensorboardX copies it), read by its name
+            cls = WRITER
+        else:
             return
-        verdict = data.logger_methods().get(v.cls, {}).get(method)
+        verdict = data.logger_methods().get(cls, {}).get(method)
         if verdict is None or verdict[0] is not True:
             return
         position, keyword = data.LOGGER_VALUE_ARGS[method]

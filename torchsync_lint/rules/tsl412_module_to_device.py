@@ -58,7 +58,8 @@ class ModuleToDevice(Rule):
     `forward` / `__call__`: there the module is on the device after the first step, and the call
     copies nothing. `self.to(d)` and `self.sub.to(d)` are reported in `__init__` only: in another
     method (`encode`, `fit`) they run on every call, and copy only on the first. So it is shown with `--include-cold` only, labelled. A module built and moved
-    in one expression in per-step code is TSL202's. A module whose parameters were made on the
+    in one expression in per-step code is TSL202's; in set-up code (`self.actor =
+    Actor(...).to(device)`) it is reported here. A module whose parameters were made on the
     device already copies nothing and is reported all the same.
 
     ## Verify
@@ -83,8 +84,8 @@ class ModuleToDevice(Rule):
         func = node.func
         if not (type(func) is cst.Attribute and func.attr.value in ("to", "cuda")) or non_blocking(node):
             return
-        if type(func.value) is cst.Call:
-            return  # `Net().to(d)`: built right here (TSL202 in per-step code)
+        if type(func.value) is cst.Call and self.ctx.in_hot_loop:
+            return  # `Net().to(d)` built in a training loop: TSL202's
         if self.ctx.function is not None and self.ctx.function.name in PER_CALL:
             return  # moved already after the first call: nothing to copy (a hot one is dropped anyway)
         if func.attr.value == "to" and not names_a_gpu_device(self.ctx, node):
