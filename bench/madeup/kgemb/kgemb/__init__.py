@@ -1,0 +1,2 @@
+from .models import TransE, DistMult
+from .training import SLCWATrainer
