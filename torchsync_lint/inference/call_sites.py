@@ -25,6 +25,7 @@ from torchsync_lint.inference.defs import (  # noqa: F401
 )
 from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference.handed import HANDED
+from torchsync_lint.inference.held_sites import HeldSites, handed_name, shadowed
 from torchsync_lint.inference.roots import EXTERNAL_ROOTS
 from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.values import (
@@ -43,7 +44,7 @@ from torchsync_lint.inference.values import (
 )
 
 
-class CallSites:
+class CallSites(HeldSites):
     def _from_call_sites(self, func: FunctionInfo, name: str, pos: Optional[int]) -> Value:
         v = self._passed(func, name, pos)
         return UNKNOWN_VALUE if v is None else v
@@ -109,104 +110,6 @@ class CallSites:
             return self.method(own, func.name) is func
         return self._is_class_or_sub(func.cls.key, own) or self.method(own, func.name) is None
 
-    def _stored_sites(self, func: FunctionInfo) -> list:
-        """``self.solver = step`` in a method of a class of the file: that class's
-        ``self.solver(t, y)`` calls are calls of the module-level function ``step``; so too where
-        the attribute, or a name in a function, holds one of several functions
-        (``{"robust": robust_stats, "std": std_stats}[kind]``, ``f if c else g``)."""
-        if func.parent is not None or func.cls is not None:
-            return []
-        out = []
-        for cls in self.index.classes.values():
-            for attr, rows in cls.attrs.items():
-                if any(f is not None and func.name in held_function_names(e) and not _shadowed(f, func.name)
-                       for f, e in rows):
-                    out.extend(s for s in self.index.call_sites.get("self." + attr, [])
-                               if s.caller is not None and s.caller.cls is cls)
-        for caller in self.index.functions.values():
-            if _shadowed(caller, func.name):
-                continue
-            for b in caller.bindings:
-                if (b[0] == "assign" and len(b[1]) == 1 and type(b[1][0]) is cst.Name
-                        and type(b[2]) is not cst.Name and func.name in held_function_names(b[2])):
-                    out.extend(s for s in self.index.call_sites.get(b[1][0].value, []) if s.caller is caller)
-        return out
-
-    def _submodule_sites(self, cls: ClassInfo) -> list:
-        """``self.block(x, m)`` in any class of the file whose ``self.block`` holds an instance of
-        ``cls`` (a module of this file): calls of its ``forward``."""
-        key = ("submodule_sites", id(cls))
-        if key in self._busy:
-            self._cuts.append(key)
-            return []
-        self._busy.add(key)
-        out = []
-        try:
-            for attr, site, owner in self._held_calls():
-                if owner is cls or site.caller.cls is not owner:  # (cut once the file is checked)
-                    continue
-                if self._holds_instance(self.self_attr(owner, attr), cls):
-                    out.append(site)
-        finally:
-            self._busy.discard(key)
-        return out
-
-    def _holds_instance(self, v: Value, cls: ClassInfo) -> bool:
-        """``v`` is an instance of ``cls`` or a subclass, or one of several classes one of which is."""
-        if v.kind not in (MODULE, OBJECT):
-            return False
-        if v.cls is not None:
-            return self._is_class_or_sub(v.cls, cls)
-        return any(m.cls is not None and self._is_class_or_sub(m.cls, cls) for m in v.elts)
-
-    def _instance_called_sites(self, cls: ClassInfo) -> list:
-        """``t(sample)`` where the name ``t`` holds an instance of ``cls`` (a loop over a list of
-        instances, a parameter its callers pass one): calls of its ``__call__``."""
-        key = ("instance_sites", id(cls))
-        if key in self._busy:
-            self._cuts.append(key)  # an answer computed meanwhile is not the whole one: not memoised
-            return []
-        self._busy.add(key)
-        out = []
-        try:
-            for name, sites in self.index.call_sites.items():
-                if "." in name or name in self.index.classes or name in self.index.module_functions:
-                    continue
-                for site in sites:
-                    if site.caller is None or type(site.call.func) is not cst.Name:
-                        continue
-                    # (what the name holds at the call: not the whole caller's scope, whose loop
-                    # may feed the call's own result back, `sample = t(sample)`)
-                    if self._holds_instance(self._argument(site.caller, site.call, site.call.func), cls):
-                        out.append(site)
-        finally:
-            self._busy.discard(key)
-        return out
-
-    def _held_calls(self) -> list:
-        """(attribute, site, owning class) of every ``self.attr(...)`` call in a method where
-        ``attr`` is an attribute of the class, not one of its methods, in the index's order:
-        ``_submodule_sites``' candidates, the same for every class asked about (listed once).
-        ``checkpoint(self.attr, x)`` calls it too (a site that skips the function argument)."""
-        got = self._held_call_list
-        if got is None:
-            got = self._held_call_list = []
-            for name, sites in self.index.call_sites.items():
-                checkpoint = not name.startswith("self.")
-                for site in sites:
-                    attr = name[5:]
-                    if checkpoint:
-                        if self.aliases.qualify(site.call.func) not in api.CALLS_FIRST_ARGUMENT or not site.call.args:
-                            break
-                        held = _handed_name(site.call.args[0].value)
-                        if held is None or not held.startswith("self.") or site.call.args[0].keyword is not None:
-                            continue
-                        attr, site = held[5:], CallSite(site.caller, site.call, -1)
-                    owner = site.caller.cls if site.caller is not None else None
-                    if owner is not None and attr not in owner.methods and attr in owner.attrs:
-                        got.append((attr, site, owner))
-        return got
-
     def _indirect_sites(self, func: FunctionInfo) -> list:
         return self.handed_on_sites(func.name, func)
 
@@ -227,7 +130,7 @@ class CallSites:
             if bound_method:
                 if func is None or caller is None or not self._reaches(caller, func):
                     continue
-            elif _shadowed(caller, name):
+            elif shadowed(caller, name):
                 continue
             callee = site.call.func
             q = self.aliases.qualify(callee)
@@ -246,7 +149,7 @@ class CallSites:
                                    self.index.call_sites.get(b[1][0].value, []) if s.caller is site.caller)
                     elif b[0] == "assign" and b[2] is site.call and len(b[1]) == 1 and site.caller.is_method:
                         # `self.reduce = partial(func, ...)`: the class's `self.reduce(x)` calls
-                        held = _handed_name(b[1][0])
+                        held = handed_name(b[1][0])
                         if held is not None and held.startswith("self."):
                             out.extend(CallSite(s.caller, s.call, bound) for s in self.index.call_sites.get(held, [])
                                        if s.caller is not None and s.caller.cls is site.caller.cls)
@@ -291,7 +194,7 @@ class CallSites:
                     for a in site.call.args:
                         if a.star:
                             break
-                        held = _handed_name(a.value)
+                        held = handed_name(a.value)
                         if held is not None:
                             got.setdefault(held, []).append(
                                 (site, pos if a.keyword is None else None, a.keyword.value if a.keyword else None))
@@ -299,17 +202,6 @@ class CallSites:
                             pos += 1
             self._arg_refs_memo = got
         return got
-
-    def _is_class_or_sub(self, key: str, cls: ClassInfo) -> bool:
-        local = self._local_class(key)
-        seen = 0
-        while local is not None and seen < 16:
-            if local is cls:
-                return True
-            local = next((self.index.classes.get(b.split(".")[-1]) for b in local.bases
-                          if self.index.classes.get(b.split(".")[-1]) is not None), None)
-            seen += 1
-        return False
 
     def _passed(self, func: FunctionInfo, name: str, pos: Optional[int], omitted: Optional[list] = None
                 ) -> Optional[Value]:
@@ -386,7 +278,7 @@ class CallSites:
         out: List[tuple] = []
         for site, at, kw in self._arg_refs().get(func.name, ()):
             caller = site.caller
-            if _shadowed(caller, func.name):
+            if shadowed(caller, func.name):
                 continue
             callee = site.call.func
             targets: List[tuple] = []
@@ -530,43 +422,3 @@ class CallSites:
         if name not in bound_names(caller):
             return self.params(caller).get(name)
         return None
-
-
-def _shadowed(caller: Optional[FunctionInfo], name: str) -> bool:
-    """In ``caller``, ``name`` is a local or a parameter of the same name, not the function."""
-    return caller is not None and (name in bound_names(caller) or any(q.name.value == name for q in all_params(caller)))
-
-
-def _handed_name(expr: cst.BaseExpression) -> Optional[str]:
-    """``f`` or ``self.f`` passed as an argument: the name ``_arg_refs`` files it under."""
-    if type(expr) is cst.Name:
-        return expr.value
-    if type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == "self":
-        return "self." + expr.attr.value
-    return None
-
-
-def all_params(func: FunctionInfo) -> list:
-    p = func.node.params
-    return list(p.posonly_params) + list(p.params) + list(p.kwonly_params)
-
-
-def held_function_names(e: cst.BaseExpression) -> frozenset:
-    """The names of functions an expression may hold: ``step``; each value of a dict or each
-    member of a list or tuple it picks from (``{"a": f, "b": g}[kind]``); either side of
-    ``f if c else g`` and of ``f or g``."""
-    typ = type(e)
-    if typ is cst.Name:
-        return frozenset((e.value,))
-    if typ is cst.IfExp:
-        return held_function_names(e.body) | held_function_names(e.orelse)
-    if typ is cst.BooleanOperation:
-        return held_function_names(e.left) | held_function_names(e.right)
-    if typ is cst.Subscript and len(e.slice) == 1 and type(e.slice[0].slice) is cst.Index:
-        box = e.value
-        if type(box) is cst.Dict:
-            return frozenset(el.value.value for el in box.elements
-                             if type(el) is cst.DictElement and type(el.value) is cst.Name)
-        if type(box) in (cst.List, cst.Tuple):
-            return frozenset(el.value.value for el in box.elements if type(el.value) is cst.Name)
-    return frozenset()

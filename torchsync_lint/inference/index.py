@@ -25,12 +25,11 @@ from torchsync_lint.inference.defs import (  # noqa: F401  (re-exported)
     torch_dim_keyword,
 )
 from torchsync_lint.inference.index_bindings import Bindings, augmented_value  # noqa: F401  (re-exported)
+from torchsync_lint.inference.index_loops import BatchLoops
 from torchsync_lint.inference.index_uses import TensorUses
 from torchsync_lint.inference.names import BUILTIN_NAMES, Aliases, dotted
 from torchsync_lint.inference.switches import leaves_validation_on
 
-# calls that wrap an iterable and yield its items (with a counter, a progress bar)
-_WRAPPERS = frozenset(("enumerate", "iter", "tqdm"))
 # contexts (and decorators) that turn off autograd: a loop in them evaluates or predicts
 NO_GRAD = frozenset(("torch.no_grad", "torch.inference_mode"))
 # factories whose first argument is the tensor's data, copied from Python values
@@ -41,7 +40,7 @@ STEP_CALL_ATTRS = frozenset(("backward", "step"))
 MODULE_BASE_SUFFIXES = ("Module", "Loss", "LightningModule", "Sequential", "ModuleList", "ModuleDict")
 
 
-class FileIndex(Bindings, TensorUses, cst.CSTVisitor):
+class FileIndex(Bindings, TensorUses, BatchLoops, cst.CSTVisitor):
     """Run with ``module.visit(FileIndex(...))``."""
 
     def __init__(self, module_name: str, is_package: bool = False) -> None:
@@ -239,47 +238,7 @@ class FileIndex(Bindings, TensorUses, cst.CSTVisitor):
     def leave_For(self, node: cst.For) -> None:
         calls = self._leave_loop(node)
         self._for_targets.pop()
-        names = target_names(node.target)
-        moved_here = self._loop_moved.pop(id(node), set())
-        comp = self._func_stack[-1].comp_sources if self._func_stack else {}
-        # the loop's items moved, or parts of them (`{k: v.to(d) for k, v in sample.items()}`)
-        moved = any(m in names or comp.get(m) in names for m in moved_here)
-        # a training step's loop, or an evaluation loop (autograd off): its items are batches
-        steps = id(node) in self.hot_loops or id(node) in self._eval_loops
-        passes = self._loop_passes.pop(id(node), None)
-        if not (moved or passes):
-            return
-        via = None if steps else tuple(k for k in calls if k.startswith(self.module_name + "."))
-        if not steps and not via:
-            return
-        it = node.iter
-        while True:
-            if moved:
-                if steps:
-                    self.batch_iters.add(id(it))
-                else:
-                    self._batch_via.add(id(it))
-            if passes:
-                self.loop_passes[id(it)] = passes
-            if via:
-                self._step_via[id(it)] = via
-            # `enumerate(loader)`, `tqdm(loader)`: the evaluator asks about the wrapped iterable
-            if not (type(it) is cst.Call and it.args and type(it.func) is cst.Name and it.func.value in _WRAPPERS):
-                break
-            it = it.args[0].value
-
-    def _steps_in(self, key: int) -> bool:
-        """The loop whose iterable is ``key`` steps: its own ``.backward()``/``.step()``, or a call
-        to a function of this file that makes one."""
-        via = self._step_via.get(key)
-        if via is None:
-            return True
-        return any(f is not None and f.makes_step for f in map(self.functions.get, via))
-
-    def is_batch_iter(self, iterable: cst.BaseExpression) -> bool:
-        """A step loop's iterable whose items the loop moves to a device: host batches."""
-        key = id(iterable)
-        return key in self.batch_iters or key in self._batch_via and self._steps_in(key)
+        self.note_batch_loop(node, calls)
 
     def _enter_comp(self, node: cst.CSTNode) -> None:
         self._comps.append(node)
@@ -302,30 +261,6 @@ class FileIndex(Bindings, TensorUses, cst.CSTVisitor):
         if type(it) is cst.Name:
             for name in target_names(target):
                 self._func_stack[-1].comp_sources[name] = it.value
-
-    def passes_batch(self, iterable: cst.BaseExpression) -> bool:
-        """A training-step loop passes what it iterates over to a function of this file that copies
-        that parameter to a device (``loss = self.step_one(sample)``, ``step_one`` moving ``sample``):
-        whatever the iterable's type, it yields host batches."""
-        key = id(iterable)
-        got = self._passes_batch.get(key)
-        if got is None:
-            got = self._steps_in(key) and any(self._moves_param(*p) for p in self.loop_passes.get(key, ()))
-            self._passes_batch[key] = got
-        return got
-
-    def _moves_param(self, callee: str, pos: Optional[int], keyword: Optional[str], via_self: bool) -> bool:
-        f = self.functions.get(callee)
-        if f is None:
-            return False
-        p = f.node.params
-        params = [x.name.value for x in list(p.posonly_params) + list(p.params)]
-        if via_self and f.is_method:
-            params = params[1:]
-        name = keyword if keyword is not None else (params[pos] if pos is not None and pos < len(params) else None)
-        if name is None:
-            return False
-        return name in f.moved or any(f.comp_sources.get(m) == name for m in f.moved)
 
     def visit_While(self, node: cst.While) -> None:
         self.mark_statement()

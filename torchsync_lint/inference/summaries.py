@@ -14,7 +14,8 @@ import libcst as cst
 
 from torchsync_lint.inference.annotations import without_arraylike
 from torchsync_lint.inference.attributes import Attributes
-from torchsync_lint.inference.call_sites import CallSites, all_params, bound_names
+from torchsync_lint.inference.call_sites import CallSites, bound_names
+from torchsync_lint.inference.held_sites import all_params
 from torchsync_lint.inference.collate import collate_names, collates, on_host
 from torchsync_lint.inference.docstrings import docstring, parameter_types
 from torchsync_lint.inference.index import STEP_HOOKS, FunctionInfo

@@ -1,0 +1,170 @@
+"""Calls of what a value holds: a function stored on an instance or picked from a dict
+(``self.solver = step``, ``{"a": f, "b": g}[kind]``), a submodule or an instance of a class of
+the file called through an attribute (``self.block(x)``, ``self.transform(sample)``) or a name
+(``for t in self.transforms: sample = t(sample)``), also where it holds one of several classes.
+
+A mixin of ``call_sites.CallSites``: the sites it finds are what ``_sites`` gives for the callee.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from torchsync_lint.inference import torch_api as api
+from torchsync_lint.inference.defs import CallSite, ClassInfo, FunctionInfo, bound_names
+from torchsync_lint.inference.values import MODULE, OBJECT, Value
+
+
+class HeldSites:
+    """Mixin of ``call_sites.CallSites``."""
+
+    def _stored_sites(self, func: FunctionInfo) -> list:
+        """``self.solver = step`` in a method of a class of the file: that class's
+        ``self.solver(t, y)`` calls are calls of the module-level function ``step``; so too where
+        the attribute, or a name in a function, holds one of several functions
+        (``{"robust": robust_stats, "std": std_stats}[kind]``, ``f if c else g``)."""
+        if func.parent is not None or func.cls is not None:
+            return []
+        out = []
+        for cls in self.index.classes.values():
+            for attr, rows in cls.attrs.items():
+                if any(f is not None and func.name in held_function_names(e) and not shadowed(f, func.name)
+                       for f, e in rows):
+                    out.extend(s for s in self.index.call_sites.get("self." + attr, [])
+                               if s.caller is not None and s.caller.cls is cls)
+        for caller in self.index.functions.values():
+            if shadowed(caller, func.name):
+                continue
+            for b in caller.bindings:
+                if (b[0] == "assign" and len(b[1]) == 1 and type(b[1][0]) is cst.Name
+                        and type(b[2]) is not cst.Name and func.name in held_function_names(b[2])):
+                    out.extend(s for s in self.index.call_sites.get(b[1][0].value, []) if s.caller is caller)
+        return out
+
+    def _submodule_sites(self, cls: ClassInfo) -> list:
+        """``self.block(x, m)`` in any class of the file whose ``self.block`` holds an instance of
+        ``cls`` (a module of this file): calls of its ``forward``."""
+        key = ("submodule_sites", id(cls))
+        if key in self._busy:
+            self._cuts.append(key)
+            return []
+        self._busy.add(key)
+        out = []
+        try:
+            for attr, site, owner in self._held_calls():
+                if owner is cls or site.caller.cls is not owner:  # (cut once the file is checked)
+                    continue
+                if self._holds_instance(self.self_attr(owner, attr), cls):
+                    out.append(site)
+        finally:
+            self._busy.discard(key)
+        return out
+
+    def _holds_instance(self, v: Value, cls: ClassInfo) -> bool:
+        """``v`` is an instance of ``cls`` or a subclass, or one of several classes one of which is."""
+        if v.kind not in (MODULE, OBJECT):
+            return False
+        if v.cls is not None:
+            return self._is_class_or_sub(v.cls, cls)
+        return any(m.cls is not None and self._is_class_or_sub(m.cls, cls) for m in v.elts)
+
+    def _instance_called_sites(self, cls: ClassInfo) -> list:
+        """``t(sample)`` where the name ``t`` holds an instance of ``cls`` (a loop over a list of
+        instances, a parameter its callers pass one): calls of its ``__call__``."""
+        key = ("instance_sites", id(cls))
+        if key in self._busy:
+            self._cuts.append(key)  # an answer computed meanwhile is not the whole one: not memoised
+            return []
+        self._busy.add(key)
+        out = []
+        try:
+            for name, sites in self.index.call_sites.items():
+                if "." in name or name in self.index.classes or name in self.index.module_functions:
+                    continue
+                for site in sites:
+                    if site.caller is None or type(site.call.func) is not cst.Name:
+                        continue
+                    # (what the name holds at the call: not the whole caller's scope, whose loop
+                    # may feed the call's own result back, `sample = t(sample)`)
+                    if self._holds_instance(self._argument(site.caller, site.call, site.call.func), cls):
+                        out.append(site)
+        finally:
+            self._busy.discard(key)
+        return out
+
+    def _held_calls(self) -> list:
+        """(attribute, site, owning class) of every ``self.attr(...)`` call in a method where
+        ``attr`` is an attribute of the class, not one of its methods, in the index's order:
+        ``_submodule_sites``' candidates, the same for every class asked about (listed once).
+        ``checkpoint(self.attr, x)`` calls it too (a site that skips the function argument)."""
+        got = self._held_call_list
+        if got is None:
+            got = self._held_call_list = []
+            for name, sites in self.index.call_sites.items():
+                checkpoint = not name.startswith("self.")
+                for site in sites:
+                    attr = name[5:]
+                    if checkpoint:
+                        if self.aliases.qualify(site.call.func) not in api.CALLS_FIRST_ARGUMENT or not site.call.args:
+                            break
+                        held = handed_name(site.call.args[0].value)
+                        if held is None or not held.startswith("self.") or site.call.args[0].keyword is not None:
+                            continue
+                        attr, site = held[5:], CallSite(site.caller, site.call, -1)
+                    owner = site.caller.cls if site.caller is not None else None
+                    if owner is not None and attr not in owner.methods and attr in owner.attrs:
+                        got.append((attr, site, owner))
+        return got
+
+    def _is_class_or_sub(self, key: str, cls: ClassInfo) -> bool:
+        local = self._local_class(key)
+        seen = 0
+        while local is not None and seen < 16:
+            if local is cls:
+                return True
+            local = next((self.index.classes.get(b.split(".")[-1]) for b in local.bases
+                          if self.index.classes.get(b.split(".")[-1]) is not None), None)
+            seen += 1
+        return False
+
+
+def shadowed(caller: Optional[FunctionInfo], name: str) -> bool:
+    """In ``caller``, ``name`` is a local or a parameter of the same name, not the function."""
+    return caller is not None and (name in bound_names(caller) or any(q.name.value == name for q in all_params(caller)))
+
+
+def handed_name(expr: cst.BaseExpression) -> Optional[str]:
+    """``f`` or ``self.f`` passed as an argument: the name ``_arg_refs`` files it under."""
+    if type(expr) is cst.Name:
+        return expr.value
+    if type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == "self":
+        return "self." + expr.attr.value
+    return None
+
+
+def all_params(func: FunctionInfo) -> list:
+    p = func.node.params
+    return list(p.posonly_params) + list(p.params) + list(p.kwonly_params)
+
+
+def held_function_names(e: cst.BaseExpression) -> frozenset:
+    """The names of functions an expression may hold: ``step``; each value of a dict or each
+    member of a list or tuple it picks from (``{"a": f, "b": g}[kind]``); either side of
+    ``f if c else g`` and of ``f or g``."""
+    typ = type(e)
+    if typ is cst.Name:
+        return frozenset((e.value,))
+    if typ is cst.IfExp:
+        return held_function_names(e.body) | held_function_names(e.orelse)
+    if typ is cst.BooleanOperation:
+        return held_function_names(e.left) | held_function_names(e.right)
+    if typ is cst.Subscript and len(e.slice) == 1 and type(e.slice[0].slice) is cst.Index:
+        box = e.value
+        if type(box) is cst.Dict:
+            return frozenset(el.value.value for el in box.elements
+                             if type(el) is cst.DictElement and type(el.value) is cst.Name)
+        if type(box) in (cst.List, cst.Tuple):
+            return frozenset(el.value.value for el in box.elements if type(el.value) is cst.Name)
+    return frozenset()
