@@ -273,3 +273,31 @@ def test_statement_key_ignores_the_finding_and_keeps_rewrites_apart():
     assert statement_key(a) == statement_key(b)
     assert statement_key(dict(b, specs={"x": {"kind": "unknown"}})) != statement_key(a)
     assert statement_key(dict(a, fix={"src": "t = x"})) is None
+
+
+def test_a_device_named_by_a_string_is_synthesised_as_that_device():
+    # `def fit(..., device="cuda")`: inference knows the string names the GPU; the snippet needs
+    # a device string torch accepts, not a placeholder text
+    from torchsync_lint.verify import harness
+
+    specs = {"x": {"kind": "tensor", "device": "cpu"}, "device": {"kind": "str", "device": "cpu"}}
+    snip = harness.Snippet("y = x.to(device)", 5, 4, False, "/proj/fit.py", specs, None)
+    plan, guessed, errors, tried = harness.search_plan(torch, snip, None, {}, False)
+    assert plan is not None, errors
+    bound, _ = snip.bindings(torch, plan, "cpu", None, {})
+    assert bound["device"] == "cpu"
+    assert snip.call(bound)["y"].device.type == "cpu"
+
+
+def test_an_augmented_assignment_reads_its_target():
+    # `epoch_loss += loss.item()`: the running total is an input of the snippet (it was left out,
+    # and the snippet failed with UnboundLocalError: inconclusive)
+    from torchsync_lint.verify import harness
+
+    specs = {"total": {"kind": "number", "dtype": "float"}, "loss": {"kind": "tensor", "roles": ["scalar"]}}
+    snip = harness.Snippet("total += loss.item()", 9, 8, False, "/proj/train.py", specs, None)
+    assert snip.params == ["loss", "total"]
+    plan, guessed, errors, tried = harness.search_plan(torch, snip, None, {}, False)
+    assert plan is not None, errors
+    bound, _ = snip.bindings(torch, plan, "cpu", None, {})
+    assert isinstance(snip.call(bound)["total"], float)

@@ -63,7 +63,9 @@ def _needed_names(fn_src: str) -> Tuple[List[str], bool]:
     """Names the statement reads before (or without) binding them, and whether it is a generator."""
     table = symtable.symtable(fn_src, "<snippet>", "exec")
     fn_table = next(t for t in table.get_children() if t.get_name() == WRAPPER)
-    out = set()
+    # `total += loss.item()`: symtable does not count the target as read, but it is
+    out = {t.id for n in ast.walk(ast.parse(fn_src)) if isinstance(n, ast.AugAssign)
+           for t in [n.target] if isinstance(t, ast.Name)}
     for sym in fn_table.get_symbols():
         if not sym.is_referenced():
             continue

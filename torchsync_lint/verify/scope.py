@@ -29,6 +29,25 @@ HOST_DATA_FACTORIES = {"torch.tensor", "torch.as_tensor", "torch.Tensor", "torch
                        "torch.IntTensor", "torch.BoolTensor", "torch.asarray", "torch.from_numpy"}
 
 
+_MASK_OPERATORS = (cst.BitAnd, cst.BitOr, cst.BitXor)
+# TensorBoard's SummaryWriter methods (TSL410 reads a receiver of unknown type by them)
+WRITER_METHODS = frozenset(("add_scalar", "add_scalars", "add_histogram"))
+
+
+def _mask_expression(e: cst.BaseExpression) -> bool:
+    return (isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.BitInvert)
+            or isinstance(e, cst.BinaryOperation) and isinstance(e.operator, _MASK_OPERATORS))
+
+
+def _mask_operands(e: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """The names a mask expression inverts or combines (``~a & (b | c)``: a, b, c)."""
+    if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.BitInvert):
+        return _mask_operands(e.expression)
+    if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, _MASK_OPERATORS):
+        return _mask_operands(e.left) + _mask_operands(e.right)
+    return [e]
+
+
 class Names(cst.CSTVisitor):
     """Name and ``self.attr`` reads in a statement, with how each is used."""
 
@@ -75,6 +94,9 @@ class Names(cst.CSTVisitor):
                         self._role(node.value, "str_key")
                     elif isinstance(item, cst.Subscript):
                         self._role(item.value, "index_values")  # `x[y[mask]]`: y holds indices
+                    elif _mask_expression(item):
+                        for leaf in _mask_operands(item):
+                            self._role(leaf, "mask")  # `x[~keep]`, `x[valid & hit]`: masks inverted or combined
                     else:
                         self._role(item, "index")
             elif isinstance(sl, cst.Slice):
@@ -107,6 +129,8 @@ class Names(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._role(node.func, "called")
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in WRITER_METHODS:
+            self._role(node.func.value, "writer")  # `writer.add_scalar(tag, v, step)`: a SummaryWriter
         for a in node.args:
             if a.keyword is not None and a.keyword.value == "device":
                 self._role(a.value, "device")
@@ -145,6 +169,9 @@ class Names(cst.CSTVisitor):
 
     def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
         self._mark_all(node.expression, "formatted")  # `f"{self.target}_id"`: text, most likely
+        if node.format_spec:
+            # `f"{loss:.3f}"`: a number's format; a tensor formatted so is one element (0-dim)
+            self._mark_all(node.expression, "scalar")
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
         self._role(node.iter, "iterated")

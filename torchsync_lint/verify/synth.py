@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import tempfile
 import zlib
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
@@ -162,6 +163,13 @@ class Synth:
         device = "cpu" if spec.get("device") == "cpu" else self.device
         return t.to(device)
 
+    def writer(self):
+        """A SummaryWriter into a fresh temporary folder. Imported here, in the child that runs the
+        snippet: tensorboard is optional, and only a TSL410 snippet needs it."""
+        from torch.utils.tensorboard import SummaryWriter
+
+        return SummaryWriter(log_dir=tempfile.mkdtemp(prefix="tsl-writer-"))
+
     # -- any value --------------------------------------------------------------------------
     def value(self, spec: Optional[dict], name: str = "", module_globals: Optional[dict] = None,
               depth: int = 0) -> Any:
@@ -188,6 +196,8 @@ class Synth:
                 return self.value(spec.get("fallback"), name, module_globals, depth + 1)
         if kind == "unknown" and _device_like(name, roles):
             kind = "device"
+        if kind == "unknown" and "writer" in roles:
+            return self.writer()
         if kind == "unknown":
             if "host_data" in roles:
                 kind = "list_float"
@@ -195,7 +205,7 @@ class Synth:
                 kind = "list_int"
             elif "str_key" in roles:
                 kind = "dict"
-            elif "formatted" in roles and not roles & {"receiver", "subscripted", "index", "called"}:
+            elif "formatted" in roles and not roles & {"receiver", "subscripted", "index", "called", "scalar"}:
                 kind = "str"  # only put into an f-string: text (a tensor there would sync to format)
             elif "called" in roles:
                 kind = "callable"
@@ -243,6 +253,9 @@ class Synth:
                 return np.arange(min(self.plan.base[0], 4))
             return np.random.default_rng(0).standard_normal(self.plan.base).astype("float32")
         if kind == "str":
+            if "value" not in spec and spec.get("device") in ("cuda", "cpu"):
+                # a device named by a string (`device="cuda"`): that device's name
+                return str(self.device) if spec["device"] == "cuda" else "cpu"
             return spec.get("value", "x")
         if kind == "none":
             return None
