@@ -65,6 +65,9 @@ class CallSites(HeldSites):
                       if type(s.call.func.value) is cst.Name and s.call.func.value.value == func.cls.name]
         if func.name == "forward" and func.cls is not None and func.cls.is_module:
             sites += self._submodule_sites(func.cls)
+            # `dist, v = self(obs)` in another method of the module: a call of its forward
+            sites += [s for s in self.index.call_sites.get("self", ())
+                      if s.caller is not None and s.caller.cls is func.cls and s.caller is not func]
         elif func.name == "__call__" and func.cls is not None and not func.cls.is_module:
             # `self.transform(sample)`, `for t in self.transforms: sample = t(sample)`
             sites += self._submodule_sites(func.cls) + self._instance_called_sites(func.cls)

@@ -337,7 +337,14 @@ class Calls:
             local = scope.lookup(func.value)
             if local is not None:
                 if local.kind == SELF and scope.cls is not None and scope.cls.is_module:
-                    return tensor()  # self(x) in an nn.Module runs forward
+                    # self(x) in an nn.Module runs forward: what it returns (a tuple, a
+                    # distribution), a tensor where the class has none of its own here
+                    forward = self.method(scope.cls, "forward")
+                    if forward is not None and not placeholder(forward.node):
+                        got = self.returns_at(forward, call, scope)
+                        if got.kind != UNKNOWN or got.ref is not None:
+                            return got
+                    return tensor()
                 if local.kind in (MODULE, OBJECT):
                     return self._method_result(local, "__call__", call, scope)
                 if local.kind == FUNC and local.cls is None and local.item is not None:

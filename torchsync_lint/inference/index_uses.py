@@ -71,11 +71,24 @@ class TensorUses:
         for a in node.args:
             if a.star:
                 return
-            if type(a.value) is cst.Name and _tensor_only_parameter(
+            held = _tensor_method_receiver(a.value)
+            if held is not None and _tensor_only_parameter(
                     key, a.keyword.value if a.keyword is not None else positional):
-                self._func_stack[-1].tensor_arg_uses.add(a.value.value)
+                self._func_stack[-1].tensor_arg_uses.add(held)
             if a.keyword is None:
                 positional += 1
+
+
+def _tensor_method_receiver(e: cst.BaseExpression):
+    """The name an argument is, or whose tensor method it calls (``log_probs.transpose(0, 1)``:
+    only a tensor's gives a tensor, numpy's gives an array, which the parameter refuses)."""
+    if type(e) is cst.Name:
+        return e.value
+    if (type(e) is cst.Call and type(e.func) is cst.Attribute and type(e.func.value) is cst.Name
+            and torch_facts.method(e.func.attr.value) is not None
+            and e.func.attr.value not in torch_facts.framework_methods()):
+        return e.func.value.value
+    return None
 
 
 TENSOR_ONLY = frozenset(("tensor",))
