@@ -117,6 +117,10 @@ class FileContext:
         """True for the target of an assignment (``x[i] = v``, ``x[i] += v``)."""
         return id(node) in self._stores
 
+    def open_loops(self) -> list:
+        """The loops around the node being walked, outermost first."""
+        return list(self._loops)
+
     @property
     def in_hot_loop(self) -> bool:
         return self._hot_loop_depth > 0
