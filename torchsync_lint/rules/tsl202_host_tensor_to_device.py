@@ -142,7 +142,9 @@ class HostTensorToDevice(Rule):
     the surrounding test found empty (`torch.stack(b) if len(b) > 0 else torch.tensor(b, device=d)`).
     An attribute that `__init__` sets to a CPU tensor and another method reassigns (a scheduler's
     `set_timesteps(device)`) is reported where it is copied: it is on the host whenever that
-    method has not run (measured on diffusers' flow-matching training step).
+    method has not run (measured on diffusers' flow-matching training step). `self.buf.copy_(cpu)`
+    in `__init__` is not reported: the module being built holds its buffers on the host unless a
+    `device=` argument placed them (timm's blur and DCT filters).
 
     ## Verify
     `torchsync-lint --verify` times the statement after a queued `torch.cuda._sleep`: the host
@@ -199,7 +201,7 @@ class HostTensorToDevice(Rule):
                 self.report(node, fix=self._fix_copy(node, method) if method != "type_as" else None)
             elif before.cpu_at_init:
                 self.report(node, AT_INIT_MESSAGE)
-        elif method == "copy_" and node.args and not non_blocking(node):
+        elif method == "copy_" and node.args and not non_blocking(node) and not self._building_self(node.func.value):
             # `buf.copy_(torch.tensor(True))`: an in-place store of a CPU tensor into a GPU one
             source = self.ctx.value(node.args[0].value)
             if (source.kind == TENSOR and source.device == CPU
@@ -225,6 +227,14 @@ class HostTensorToDevice(Rule):
                     and all(v is SLICE or v.kind == NUMBER for v in positions(self.ctx, t))):
                 self.report(node.value, STORE_MESSAGE)
                 return
+
+    def _building_self(self, expr: cst.BaseExpression) -> bool:
+        """``self.filt.copy_(...)`` in ``__init__``: a buffer of the module being built, on the CPU
+        unless a ``device=`` argument put it elsewhere (filled once, before any move)."""
+        fn = self.ctx.function
+        while type(expr) is cst.Attribute:
+            expr = expr.value
+        return (fn is not None and fn.name == "__init__" and type(expr) is cst.Name and expr.value == "self")
 
     def _runs_per_call(self) -> bool:
         """Where a module built on the spot is rebuilt over and over: a training loop, or the

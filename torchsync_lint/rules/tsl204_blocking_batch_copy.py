@@ -26,7 +26,10 @@ class BlockingBatchCopy(Rule):
     Flags the copy to the GPU of a batch that a `DataLoader` yields or a tokenizer returns
     (`batch.to(device)`, `images.cuda()`, `{k: v.to(device) for k, v in batch.items()}`, and the
     same inside a helper that the loop passes the batch to, in this file or another) when it
-    blocks: without `non_blocking=True`, or with it but from memory that is not pinned.
+    blocks: without `non_blocking=True`, or with it but from memory that is not pinned. A batch
+    cut from a store each step of a loop and then moved (`data[i:i + bs].to(device)` in a loop
+    over `i`) is such a batch too, whatever the store's type: a store already on the device would
+    need no move.
 
     ## Why is this bad?
     A blocking copy to the GPU returns only after every kernel queued before it has finished,
