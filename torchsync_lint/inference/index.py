@@ -106,6 +106,7 @@ class FileIndex(Bindings, TensorUses, cst.CSTVisitor):
         # answers no evaluator's state changes (an annotation read without this file's names,
         # declared types), shared by the file's evaluators (``annotations``, ``summaries.declared``)
         self.plain_annotations: Dict[int, tuple] = {}  # id(annotation node) -> (node, value)
+        self.held_by_name: Optional[tuple] = None  # ``call_sites._held_by_name``, on first question
         self.plain_declared: Dict[int, tuple] = {}  # id(FunctionInfo) -> (info, declared types)
 
     # -- keys --------------------------------------------------------------------------------
@@ -117,6 +118,7 @@ class FileIndex(Bindings, TensorUses, cst.CSTVisitor):
             info.cls = info.parent = None
         self.plain_annotations.clear()
         self.plain_declared.clear()
+        self.held_by_name = None
 
     def _prefix(self) -> str:
         if not self._scopes:
