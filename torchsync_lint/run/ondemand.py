@@ -30,7 +30,7 @@ import os
 from typing import Dict, Optional
 
 from torchsync_lint.check.report import FileReport, Options
-from torchsync_lint.check.source import decode, module_name_for
+from torchsync_lint.check.source import ModuleNames, decode
 from torchsync_lint.config import CACHE_NAME
 from torchsync_lint.inference.callgraph import CallGraph, FileSummary, summary_from_data, summary_to_data
 from torchsync_lint.inference.project import Project
@@ -108,6 +108,7 @@ class OnDemand:
         self.paths = {}
         root = self.root
         count = 0
+        name_of = ModuleNames()  # as ``module_name_for`` names them, each folder asked once
         for folder, dirs, files in os.walk(root):
             dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS
                              and not d.endswith(".egg-info"))
@@ -119,7 +120,7 @@ class OnDemand:
                     dirs[:] = []
                     break
                 path = os.path.join(folder, name)
-                self.paths.setdefault(module_name_for(path)[0], path)
+                self.paths.setdefault(name_of(path)[0], path)
         self.warm = True
         self.project = Project({}, loader=self._load, may_export=self._stars.may_export)
         # a warm tree: load every interface so callers in every file are known
