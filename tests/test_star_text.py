@@ -16,7 +16,7 @@ from torchsync_lint.inference.defs import declared_all
 from torchsync_lint.inference.index import FileIndex
 from torchsync_lint.inference.project import Project
 from torchsync_lint.run import ondemand
-from torchsync_lint.run.star_text import StarText, literal_all, masked
+from torchsync_lint.run.star_text import StarText, last_all, literal_all, masked
 from torchsync_lint.syntax import walk
 from torchsync_lint.syntax.parse import parse_module
 
@@ -53,6 +53,27 @@ def _declared(text):
 
 def _literal(text):
     return literal_all(text, masked(text)[0])
+
+
+@pytest.mark.parametrize("text, want", [
+    ('import torch\n\n\n__all__ = [\n    "A",  # it\'s "B"\n    \'C\',\n]\n\n# end\n', ["A", "C"]),
+    ('__all__ = []\n', []),
+])
+def test_an_all_that_ends_the_file_is_read_from_its_last_lines(text, want):
+    assert last_all(text) == want == _declared(text) == _literal(text)
+
+
+@pytest.mark.parametrize("text", [
+    'x = """\n__all__ = ["a"]  # """\n',  # the line of a string that a comment's quotes close
+    'f(\n__all__ = ["a"]\n)\n',  # a keyword argument: a bracket closes after it
+    'x = 1 + \\\n__all__ = ["a"]\n',  # a continued line
+    '__all__ = ["a"]\n__all__ += ["b"]\n',  # named twice
+    '"""__all__"""\n__all__ = ["a"]\n',
+    '__all__ = ["a"]\nx = 1\n',  # not the end
+    '__all__ = ("a",)\n',
+])
+def test_an_all_the_last_lines_cannot_tell_is_left_to_the_whole_text(text):
+    assert last_all(text) is None
 
 
 @pytest.mark.parametrize("text, want", [
@@ -100,10 +121,10 @@ def test_every_literal_all_read_from_text_is_the_index_s():
     read = 0
     for path in files:
         text = path.read_text(encoding="utf-8")
-        got = _literal(text)
-        if got is not None:
-            read += 1
-            assert got == _declared(text), path
+        for got in (_literal(text), last_all(text)):
+            if got is not None:
+                read += 1
+                assert got == _declared(text), path
     assert read > 5
 
 

@@ -44,8 +44,10 @@ _OPEN, _CLOSE = "([{", ")]}"
 # read without LibCST; its strings hold no escape, so each is its own value
 _PLAIN_STRING = r"(?:\"[^\"\\\n]*\"|'[^'\\\n]*')"
 _GAP = r"(?:\s|#[^\n]*)*"
-_PLAIN_ALL = re.compile(r"__all__[ \t]*=[ \t]*\[" + _GAP + r"((?:" + _PLAIN_STRING + _GAP + "," + _GAP + r")*(?:"
-                        + _PLAIN_STRING + _GAP + r")?)\][ \t]*(?:#[^\n]*)?\n?\Z")
+_PLAIN_LIST = (r"__all__[ \t]*=[ \t]*\[" + _GAP + r"((?:" + _PLAIN_STRING + _GAP + "," + _GAP + r")*(?:"
+               + _PLAIN_STRING + _GAP + r")?)\]")
+_PLAIN_ALL = re.compile(_PLAIN_LIST + r"[ \t]*(?:#[^\n]*)?\n?\Z")  # one statement
+_LAST_ALL = re.compile(_PLAIN_LIST + _GAP + r"\Z")  # the end of a file
 _STRING_VALUE = re.compile(r"#[^\n]*|" + _PLAIN_STRING)  # a comment's quotes are not strings
 _ALL = "__all__"
 _NONE = 1 << 30  # no stack position: a cycle led back to nothing still being followed
@@ -64,8 +66,10 @@ class _Facts:
         self.stars: Optional[List[str]] = None
         self.package = package
         if _ALL in text:
-            code, formatted = masked(text)
-            declared = literal_all(text, code)
+            declared = last_all(text)
+            code, formatted = (None, []) if declared is not None else masked(text)
+            if declared is None:
+                declared = literal_all(text, code)
             if declared is not None:
                 self.all = frozenset(declared)  # the name test is the list's: nothing more kept
                 self.text = None
@@ -209,6 +213,23 @@ def masked(text: str) -> Tuple[Optional[str], List[str]]:
 
 def _depth(code: str, start: int, end: int) -> int:
     return sum(code.count(c, start, end) for c in _OPEN) - sum(code.count(c, start, end) for c in _CLOSE)
+
+
+def last_all(text: str) -> Optional[List[str]]:
+    """``literal_all`` without reading the rest of the file, where ``__all__`` is named once, in a
+    plain list that ends the file (as in every transformers model): nothing after it but blank and
+    comment lines, no triple quote among them, the line before not continued. In a file LibCST
+    parses (else it has no interface and exports nothing) that line is then a statement at the top
+    level: a string open before it would have to close after it, a bracket open before it would
+    have to close after it, and nothing after it does. None where this does not apply."""
+    p = text.find(_ALL)
+    if p < 0 or text.count(_ALL) != 1 or (p and text[p - 1] != "\n") or (p > 1 and text[p - 2] == "\\"):
+        return None
+    tail = text[p:]
+    if '"""' in tail or "'''" in tail or "\r" in tail:
+        return None
+    plain = _LAST_ALL.match(tail)
+    return None if plain is None else [v[1:-1] for v in _STRING_VALUE.findall(plain.group(1)) if v[0] != "#"]
 
 
 def literal_all(text: str, code: Optional[str]) -> Optional[List[str]]:
