@@ -16,7 +16,7 @@ from torchsync_lint.inference.defs import declared_all
 from torchsync_lint.inference.index import FileIndex
 from torchsync_lint.inference.project import Project
 from torchsync_lint.run import ondemand
-from torchsync_lint.run.star_text import StarText, last_all, literal_all, masked
+from torchsync_lint.run.star_text import StarText, _stars, last_all, literal_all, masked
 from torchsync_lint.syntax import walk
 from torchsync_lint.syntax.parse import parse_module
 
@@ -194,3 +194,18 @@ def test_a_one_file_check_derives_no_model_for_a_name_no_model_binds(tmp_path, m
     every, loaded_all = _checked(root, monkeypatch, may_export=lambda self, module, name: True)
     assert {"pkg.models.b.modeling_b", "pkg.models.c.modeling_c"} <= loaded_all
     assert found == every and found
+
+
+@pytest.mark.parametrize("text, want", [
+    ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import *\n    from ..b.c import *  # c\n",
+     ["pkg.sub.a", "pkg.b.c"]),
+    ("from . import *\nfrom pkg.d import *\n", ["pkg.sub", "pkg.d"]),
+    ("from .x \\\n    import *\n", ["pkg.sub.x"]),  # a continued line: CPython's parse
+    ("import os; from .y import *\n", ["pkg.sub.y"]),  # not alone on its line: CPython's parse
+    ("import os\n", []),
+])
+def test_star_imports_are_read_as_the_index_reads_them(text, want):
+    assert sorted(_stars(text, "pkg.sub", True)) == sorted(want)
+    index = FileIndex("pkg.sub", True)
+    walk.visit(parse_module(text), index)
+    assert sorted(index.aliases.stars) == sorted(want)

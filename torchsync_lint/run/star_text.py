@@ -39,6 +39,7 @@ _NOT_CODE = re.compile(r"""
   | '[^'\\\n]*(?:\\.[^'\\\n]*)*'
 """, re.S | re.X)
 _STAR = re.compile(r"import(?:[ \t\f]|\\\r?\n)*\*")  # `from x import *`, maybe across a continued line
+_STAR_LINE = re.compile(r"^[ \t]*from[ \t]+(\.*)[ \t]*([^\W\d][\w.]*)?[ \t]+(import)[ \t]*\*[ \t]*(?:#[^\n]*)?$", re.M)
 _OPEN, _CLOSE = "([{", ")]}"
 # `__all__ = ["a", "b"]` (comments and newlines between, a trailing comma): the common statement,
 # read without LibCST; its strings hold no escape, so each is its own value
@@ -165,16 +166,29 @@ class StarText:
 def _read(path: str) -> Optional[_Facts]:
     try:
         with open(path, "rb") as fh:
-            text = decode(fh.read(), path)
-    except (OSError, ValueError):
+            data = fh.read()
+        if not data.startswith(b"\xef\xbb\xbf"):
+            end = data.find(b"\n", data.find(b"\n") + 1)
+            if b"coding" not in (data if end < 0 else data[:end]):
+                # no BOM, no encoding declared in the first two lines: what ``decode`` reads as UTF-8
+                return _Facts(data.decode("utf-8"), path.endswith("__init__.py"))
+        text = decode(data, path)
+    except (OSError, ValueError):  # UnicodeDecodeError included
         return None
     return _Facts(text, path.endswith("__init__.py"))
 
 
 def _stars(text: str, module: str, package: bool) -> Optional[List[str]]:
-    """The modules ``text`` star-imports, as ``names.Aliases`` resolves them; None if unreadable."""
-    if not _STAR.search(text):
+    """The modules ``text`` star-imports, as ``names.Aliases`` resolves them; None if unreadable.
+    Where every ``import *`` of the text ends a plain line (``from .x import *``, as package
+    ``__init__`` files write them), from those lines; else from CPython's parse of the text."""
+    stars = {m.start() for m in _STAR.finditer(text)}
+    if not stars:
         return []
+    lines = list(_STAR_LINE.finditer(text))
+    if {m.start(3) for m in lines} == stars:
+        return [base for base in (import_base(module, package, len(m.group(1)), m.group(2) or "") for m in lines)
+                if base]
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
