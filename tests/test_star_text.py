@@ -67,6 +67,7 @@ def test_an_all_that_ends_the_file_is_read_from_its_last_lines(text, want):
     'x = """\n__all__ = ["a"]  # """\n',  # the line of a string that a comment's quotes close
     'f(\n__all__ = ["a"]\n)\n',  # a keyword argument: a bracket closes after it
     'x = 1 + \\\n__all__ = ["a"]\n',  # a continued line
+    'x = \\\r\n__all__ = ["a"]\n',  # continued with a CRLF: `x = __all__ = [...]`
     '__all__ = ["a"]\n__all__ += ["b"]\n',  # named twice
     '"""__all__"""\n__all__ = ["a"]\n',
     '__all__ = ["a"]\nx = 1\n',  # not the end

@@ -14,10 +14,11 @@ so a star import it rules out is skipped with the same answer (``inference.stars
 - a literal ``__all__`` (``defs.declared_all``) bounds what a star import takes: the module's
   ``__all__`` is read from the few statements that bind it, and only where every ``__all__`` in the
   text starts such a statement at the top level (code, not a string or comment, outside brackets,
-  not a continued line); anything else and ``__all__`` counts as unknown;
+  not a continued line), or where one plain list ends the file (``last_all``); anything else and
+  ``__all__`` counts as unknown;
 - otherwise every name the module binds itself (functions, classes, values, imports) is spelled in
-  its text, and the rest comes from its own star imports (read with CPython's parser, only when the
-  name is not in the text and the text has a star import): followed in turn.
+  its code (strings and comments blanked, f-strings kept) and not after a dot, and the rest comes
+  from its own star imports (their ``from X import *`` lines, else CPython's parse): followed in turn.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ class _Facts:
 
     def __init__(self, text: str, package: bool) -> None:
         self.text: Optional[str] = text
-        self.names: Optional[str] = None  # ``bound_text``, when first needed
+        self.names: Optional[str] = None  # ``_bound_text``, when first needed
         self.all: Optional[frozenset] = None
         self.stars: Optional[List[str]] = None
         self.package = package
@@ -240,7 +241,7 @@ def last_all(text: str) -> Optional[List[str]]:
     if p < 0 or text.count(_ALL) != 1 or (p and text[p - 1] != "\n") or (p > 1 and text[p - 2] == "\\"):
         return None
     tail = text[p:]
-    if '"""' in tail or "'''" in tail or "\r" in tail:
+    if '"""' in tail or "'''" in tail or "\r" in text:  # "\\\r\n" continues a line too
         return None
     plain = _LAST_ALL.match(tail)
     return None if plain is None else [v[1:-1] for v in _STRING_VALUE.findall(plain.group(1)) if v[0] != "#"]
