@@ -8,7 +8,7 @@ import os
 import tokenize
 import warnings
 from io import BytesIO
-from typing import Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from torchsync_lint.check import parse_guard
 from torchsync_lint.finding import FileError
@@ -33,6 +33,31 @@ def module_name_for(path: str) -> Tuple[str, bool]:
         if not name:
             break
     return ".".join(reversed(parts)), is_package
+
+
+class ModuleNames:
+    """``module_name_for`` over many files (a walk of a tree), each folder's package looked up once:
+    the same names, one ``__init__.py`` test per folder rather than per file and level."""
+
+    def __init__(self) -> None:
+        self._parts: Dict[str, List[str]] = {}  # folder -> its package's names, innermost first
+
+    def __call__(self, path: str) -> Tuple[str, bool]:
+        directory, filename = os.path.split(os.path.abspath(path))
+        stem = os.path.splitext(filename)[0]
+        is_package = stem == "__init__"
+        parts = ([] if is_package else [stem]) + self._package(directory)
+        return ".".join(reversed(parts)), is_package
+
+    def _package(self, directory: str) -> List[str]:
+        got = self._parts.get(directory)
+        if got is None:
+            got = []
+            if os.path.isfile(os.path.join(directory, "__init__.py")):
+                parent, name = os.path.split(directory)
+                got = [name] + (self._package(parent) if name else [])
+            self._parts[directory] = got
+        return got
 
 
 def decode(data: bytes, path: str) -> str:

@@ -16,7 +16,7 @@ from torchsync_lint.inference import containers
 from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference import named_tuples
 from torchsync_lint.inference.torch_api import DISTRIBUTION_PREFIX
-from torchsync_lint.inference.defs import binding_names, class_level, generated_fields, string_key, torch_dim_keyword
+from torchsync_lint.inference.defs import class_level, generated_fields, string_key, torch_dim_keyword
 from torchsync_lint.inference.index import ClassInfo, FunctionInfo, any_base
 from torchsync_lint.inference.roots import names_tensor_base
 from torchsync_lint.inference.scope import Scope
@@ -377,12 +377,13 @@ class Calls:
             func = self._bound_once(func.value, scope)
         return [func] if type(func) is cst.Lambda else []
 
-    @staticmethod
-    def _bound_once(name: str, scope: Scope) -> Optional[cst.BaseExpression]:
+    def _bound_once(self, name: str, scope: Scope) -> Optional[cst.BaseExpression]:
         """What the enclosing function binds ``name`` to, where its one binding is a plain assignment."""
         if scope.func is None:
             return None
-        found = [b for b in scope.func.bindings if name in binding_names([b])]
+        # each binding's names computed once per function (``_bound_per_binding``): asked for
+        # every call of a name, this read every binding's targets again
+        found = [b for b, names in zip(scope.func.bindings, self._bound_per_binding(scope.func)) if name in names]
         if len(found) != 1 or found[0][0] != "assign" or [type(t) for t in found[0][1]] != [cst.Name]:
             return None
         return found[0][2]

@@ -14,6 +14,7 @@ import libcst as cst
 
 from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference.defs import CallSite, ClassInfo, FunctionInfo, bound_names
+from torchsync_lint.inference.held_names import held_by_name
 from torchsync_lint.inference.values import MODULE, OBJECT, Value
 
 
@@ -27,20 +28,16 @@ class HeldSites:
         (``{"robust": robust_stats, "std": std_stats}[kind]``, ``f if c else g``)."""
         if func.parent is not None or func.cls is not None:
             return []
+        name = func.name
+        attrs, names = held_by_name(self.index)
         out = []
-        for cls in self.index.classes.values():
-            for attr, rows in cls.attrs.items():
-                if any(f is not None and func.name in held_function_names(e) and not shadowed(f, func.name)
-                       for f, e in rows):
-                    out.extend(s for s in self.index.call_sites.get("self." + attr, [])
-                               if s.caller is not None and s.caller.cls is cls)
-        for caller in self.index.functions.values():
-            if shadowed(caller, func.name):
-                continue
-            for b in caller.bindings:
-                if (b[0] == "assign" and len(b[1]) == 1 and type(b[1][0]) is cst.Name
-                        and type(b[2]) is not cst.Name and func.name in held_function_names(b[2])):
-                    out.extend(s for s in self.index.call_sites.get(b[1][0].value, []) if s.caller is caller)
+        for cls, attr, setters in attrs.get(name, ()):
+            if any(not shadowed(f, name) for f in setters):
+                out.extend(s for s in self.index.call_sites.get("self." + attr, [])
+                           if s.caller is not None and s.caller.cls is cls)
+        for caller, target in names.get(name, ()):
+            if not shadowed(caller, name):
+                out.extend(s for s in self.index.call_sites.get(target, []) if s.caller is caller)
         return out
 
     def _submodule_sites(self, cls: ClassInfo) -> list:
@@ -147,24 +144,3 @@ def handed_name(expr: cst.BaseExpression) -> Optional[str]:
 def all_params(func: FunctionInfo) -> list:
     p = func.node.params
     return list(p.posonly_params) + list(p.params) + list(p.kwonly_params)
-
-
-def held_function_names(e: cst.BaseExpression) -> frozenset:
-    """The names of functions an expression may hold: ``step``; each value of a dict or each
-    member of a list or tuple it picks from (``{"a": f, "b": g}[kind]``); either side of
-    ``f if c else g`` and of ``f or g``."""
-    typ = type(e)
-    if typ is cst.Name:
-        return frozenset((e.value,))
-    if typ is cst.IfExp:
-        return held_function_names(e.body) | held_function_names(e.orelse)
-    if typ is cst.BooleanOperation:
-        return held_function_names(e.left) | held_function_names(e.right)
-    if typ is cst.Subscript and len(e.slice) == 1 and type(e.slice[0].slice) is cst.Index:
-        box = e.value
-        if type(box) is cst.Dict:
-            return frozenset(el.value.value for el in box.elements
-                             if type(el) is cst.DictElement and type(el.value) is cst.Name)
-        if type(box) in (cst.List, cst.Tuple):
-            return frozenset(el.value.value for el in box.elements if type(el.value) is cst.Name)
-    return frozenset()

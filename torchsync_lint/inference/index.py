@@ -111,6 +111,8 @@ class FileIndex(Bindings, TensorUses, BatchLoops, cst.CSTVisitor):
         # answers no evaluator's state changes (an annotation read without this file's names,
         # declared types), shared by the file's evaluators (``annotations``, ``summaries.declared``)
         self.plain_annotations: Dict[int, tuple] = {}  # id(annotation node) -> (node, value)
+        self.held_by_name: Optional[tuple] = None  # ``held_names.held_by_name``, on first question
+        self.self_attr_reads: Dict[Tuple[int, str], bool] = {}  # ``attributes._attr_join``: (id(expr), attr)
         self.plain_declared: Dict[int, tuple] = {}  # id(FunctionInfo) -> (info, declared types)
 
     # -- keys --------------------------------------------------------------------------------
@@ -122,6 +124,8 @@ class FileIndex(Bindings, TensorUses, BatchLoops, cst.CSTVisitor):
             info.cls = info.parent = None
         self.plain_annotations.clear()
         self.plain_declared.clear()
+        self.held_by_name = None
+        self.self_attr_reads.clear()
 
     def _prefix(self) -> str:
         if not self._scopes:

@@ -13,6 +13,8 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
+from torchsync_lint.inference.stars import import_base
+
 BUILTIN_NAMES = frozenset(dir(builtins))
 
 
@@ -58,16 +60,7 @@ class Aliases:
         mod = dotted(node.module) if node.module is not None else ""
         if mod is None:
             return None
-        level = len(node.relative)
-        if not level:
-            return mod
-        parts = self.module_name.split(".") if self.module_name else []
-        if not self.is_package:
-            parts = parts[:-1]
-        if level > 1:
-            parts = parts[: len(parts) - (level - 1)] if len(parts) >= level - 1 else []
-        base = ".".join(parts)
-        return ".".join(p for p in (base, mod) if p)
+        return import_base(self.module_name, self.is_package, len(node.relative), mod)
 
     def add_import_from(self, node: cst.ImportFrom) -> None:
         base = self._base_module(node)

@@ -52,14 +52,18 @@ class Project(ProjectCalls):
     def __init__(self, interfaces: Dict[str, dict], loader: Optional[Callable[[str], Optional[dict]]] = None,
                  calls: Optional[Dict[str, List[Tuple[list, dict]]]] = None,
                  sets_default_device: Optional[bool] = None, validation_off: Optional[bool] = None,
-                 own_log_prob: Optional[bool] = None, tables: Optional["Project"] = None) -> None:
+                 own_log_prob: Optional[bool] = None, tables: Optional["Project"] = None,
+                 may_export: Optional[Callable[[str, str], bool]] = None) -> None:
         """``interfaces``: module name -> interface data; ``loader(module)`` finds one not given.
         ``calls``, ``sets_default_device``, ``validation_off`` and ``own_log_prob``: what a whole run found over every file (the project
         index, ``run.project_index``), so a project loaded on demand answers as the whole one.
         ``tables``: a project over the first interfaces of ``interfaces`` (the same objects, in the
-        same order: an earlier import wave's), whose key tables are copied, not built again."""
+        same order: an earlier import wave's), whose key tables are copied, not built again.
+        ``may_export(module, name)``: False where ``from module import *`` cannot bind ``name``
+        (``run.star_text``, for a loader): such a star import is not expanded to answer for it."""
         self._ifaces: Dict[str, Optional[dict]] = dict(interfaces)
         self._loader = loader
+        self._may_export = may_export
         self._functions: Dict[str, Tuple[dict, dict]] = {}  # key -> (interface, function data)
         self._classes: Dict[str, Tuple[dict, dict]] = {}
         self._definers: Optional[Dict[str, List[Tuple[str, str]]]] = None  # method name -> (class, method)
@@ -194,6 +198,8 @@ class Project(ProjectCalls):
         """``name`` as one of the module's star imports binds it."""
         found = None
         for star in iface.get("stars", ()):
+            if star not in self._exported and self._may_export is not None and not self._may_export(star, name):
+                continue  # loading what it exports would not find the name (a loader's every file)
             found = self.exported(star).get(name, found)  # the last star import binding it wins
         return found
 

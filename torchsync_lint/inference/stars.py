@@ -32,3 +32,16 @@ def exports(module: str, iface: dict, exported_of: Callable[[str], Dict[str, str
     if listed is not None:
         return {n: names[n] for n in listed if n in names}
     return {n: t for n, t in names.items() if not n.startswith("_")}
+
+
+def import_base(module_name: str, is_package: bool, level: int, mod: str) -> str:
+    """The module ``from <level dots><mod> import ...`` names, in module ``module_name``."""
+    if not level:
+        return mod
+    parts = module_name.split(".") if module_name else []
+    if not is_package:
+        parts = parts[:-1]
+    if level > 1:
+        parts = parts[: len(parts) - (level - 1)] if len(parts) >= level - 1 else []
+    base = ".".join(parts)
+    return ".".join(p for p in (base, mod) if p)

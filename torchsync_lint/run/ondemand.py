@@ -30,7 +30,7 @@ import os
 from typing import Dict, Optional
 
 from torchsync_lint.check.report import FileReport, Options
-from torchsync_lint.check.source import decode, module_name_for
+from torchsync_lint.check.source import ModuleNames, decode
 from torchsync_lint.config import CACHE_NAME
 from torchsync_lint.inference.callgraph import CallGraph, FileSummary, summary_from_data, summary_to_data
 from torchsync_lint.inference.project import Project
@@ -39,6 +39,7 @@ from torchsync_lint.run.interfaces import interface_cache_get, interface_for_fil
 from torchsync_lint.run.project_index import Index, summary_digest
 from torchsync_lint.run.report_data import from_cache
 from torchsync_lint.run.roots import ROOT_MARKERS, package_top, project_root  # noqa: F401  (where callers import them)
+from torchsync_lint.run.star_text import StarText
 
 SKIP_DIRS = frozenset(("build", "dist", "node_modules", "site-packages", "__pycache__", "venv", "env"))
 MAX_FILES = 5000
@@ -57,7 +58,9 @@ class OnDemand:
         self._options: Optional[Options] = None
         self._walked = False
         self.paths: Dict[str, str] = {}
-        self.project = Project({}, loader=self._load)
+        # star imports expanded only where a module's text could bind the name asked
+        self._stars = StarText(lambda: self.paths)
+        self.project = Project({}, loader=self._load, may_export=self._stars.may_export)
 
     def use(self, options: Options) -> None:
         """Set up for the options of the files to come: the project index for them if the cache
@@ -87,7 +90,7 @@ class OnDemand:
 
         self.project = Project({}, loader=self._load, calls=_LazyCalls(fill),
                                sets_default_device=index.sets_default_device, validation_off=index.validation_off,
-                               own_log_prob=index.own_log_prob)
+                               own_log_prob=index.own_log_prob, may_export=self._stars.may_export)
         self.computed = 0
         self._new_summaries: Dict[str, Optional[dict]] = {}
         for path in sorted(changed):
@@ -105,6 +108,7 @@ class OnDemand:
         self.paths = {}
         root = self.root
         count = 0
+        name_of = ModuleNames()  # as ``module_name_for`` names them, each folder asked once
         for folder, dirs, files in os.walk(root):
             dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS
                              and not d.endswith(".egg-info"))
@@ -116,9 +120,9 @@ class OnDemand:
                     dirs[:] = []
                     break
                 path = os.path.join(folder, name)
-                self.paths.setdefault(module_name_for(path)[0], path)
+                self.paths.setdefault(name_of(path)[0], path)
         self.warm = True
-        self.project = Project({}, loader=self._load)
+        self.project = Project({}, loader=self._load, may_export=self._stars.may_export)
         # a warm tree: load every interface so callers in every file are known
         for module in list(self.paths):
             if not self._cached(module)[0]:
