@@ -179,7 +179,8 @@ def join(a: Value, b: Value) -> Value:
             if m.cls not in (x.cls for x in members):
                 members.append(m)
         known = all(m.cls for m in members) and 1 < len(members) <= 8
-        return Value(OBJECT, elts=tuple(members) if known else (), assumed=a.assumed or b.assumed)
+        return Value(OBJECT, elts=tuple(members) if known else (), pinned=a.pinned and b.pinned,
+                     assumed=a.assumed or b.assumed, device=a.device if a.device == b.device else None)
     if a.kind in (MODULE, OBJECT, BATCH, FUNC):
         return Value(a.kind, cls=a.cls if a.cls == b.cls else None, pinned=a.pinned and b.pinned,
                      assumed=a.assumed or b.assumed, device=a.device if a.device == b.device else None)
