@@ -217,6 +217,16 @@ def logger_class(qualname: Optional[str]) -> Optional[str]:
     return None
 
 
+SUMMARY_WRITER = LOGGER_RECEIVERS["tb"][0]
+
+
+@lru_cache(maxsize=None)
+def writer_methods() -> FrozenSet[str]:
+    """SummaryWriter's measured logging methods (``add_scalar``...): named as no other logger
+    interface names them, so a receiver of unknown type that calls one is taken for a writer."""
+    return frozenset(logger_methods().get(SUMMARY_WRITER, {}))
+
+
 @lru_cache(maxsize=None)
 def logger_methods() -> Dict[str, Dict[str, Tuple[bool, bool]]]:
     """class -> method -> (synced with a CUDA tensor, synced with a host value), from the data."""

@@ -285,7 +285,7 @@ def _warns(body: cst.BaseSuite) -> bool:
     return False
 
 
-def _names_read(test: cst.BaseExpression) -> set:
+def names_read(test: cst.BaseExpression) -> set:
     """Dotted names a branch test reads (``ssim.item() > 1.0`` reads ``ssim``)."""
     out, stack = set(), [test]
     while stack:
@@ -326,7 +326,7 @@ def _reports_and_repairs(test: cst.BaseExpression, body: cst.BaseSuite) -> bool:
                  and sm.value.func.value == "print" for sm in smalls)
     if not prints or not _bounds_check(test):
         return False
-    read = _names_read(test)
+    read = names_read(test)
     for sm in smalls:
         targets = [t.target for t in sm.targets] if type(sm) is cst.Assign else [sm.target] if type(sm) in (cst.AnnAssign, cst.AugAssign) else []
         if any(dotted(t) in read for t in targets):

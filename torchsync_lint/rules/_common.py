@@ -80,6 +80,13 @@ def holds_gpu_tensor(value: Value, evidence: bool = False) -> bool:
     return False
 
 
+def on_self(expr: cst.BaseExpression) -> bool:
+    """``self`` or an attribute of it (``self.model``, ``self.filt``)."""
+    while type(expr) is cst.Attribute:
+        expr = expr.value
+    return type(expr) is cst.Name and expr.value == "self"
+
+
 def gpu_tensor_by_evidence(value: Value) -> bool:
     """A tensor not known to be on the CPU, known as a tensor from more than a convention."""
     return value.maybe_gpu and not value.assumed

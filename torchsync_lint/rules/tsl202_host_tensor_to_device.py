@@ -17,6 +17,7 @@ from torchsync_lint.rules._common import (
     names_a_gpu_device,
     no_element_factory,
     non_blocking,
+    on_self,
 )
 from torchsync_lint.rules._emptiness import EmptyBranches
 from torchsync_lint.rules._indexing import SLICE, positions
@@ -232,9 +233,7 @@ class HostTensorToDevice(Rule):
         """``self.filt.copy_(...)`` in ``__init__``: a buffer of the module being built, on the CPU
         unless a ``device=`` argument put it elsewhere (filled once, before any move)."""
         fn = self.ctx.function
-        while type(expr) is cst.Attribute:
-            expr = expr.value
-        return (fn is not None and fn.name == "__init__" and type(expr) is cst.Name and expr.value == "self")
+        return fn is not None and fn.name == "__init__" and on_self(expr)
 
     def _runs_per_call(self) -> bool:
         """Where a module built on the spot is rebuilt over and over: a training loop, or the

@@ -3,10 +3,10 @@
 import libcst as cst
 
 from torchsync_lint.inference.defs import target_names
+from torchsync_lint.inference.frequency import names_read
 from torchsync_lint.inference.values import BATCH, CUDA, TENSOR, UNKNOWN
 from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._common import names_a_gpu_device, non_blocking
-from torchsync_lint.syntax import walk
 
 SLICED_MESSAGE = (
     "a batch cut from a host store each step and copied to the GPU without `non_blocking=True` waits "
@@ -125,7 +125,7 @@ class BlockingBatchCopy(Rule):
                 targets |= target_names(loop.target)
         if not targets:
             return False
-        return any(_names(el.slice) & targets for el in expr.slice)
+        return any(names_read(el.slice) & targets for el in expr.slice)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -142,14 +142,3 @@ class BlockingBatchCopy(Rule):
             self.report(node)
         elif not batch.pinned and not batch.assumed:  # `assumed`: a loader whose pin_memory is unknown
             self.report(node, PAGEABLE_MESSAGE)
-
-
-def _names(node: cst.CSTNode) -> set:
-    """Every name read in an expression."""
-    out, todo = set(), [node]
-    while todo:
-        n = todo.pop()
-        if type(n) is cst.Name:
-            out.add(n.value)
-        todo.extend(walk.iter_children(n))
-    return out

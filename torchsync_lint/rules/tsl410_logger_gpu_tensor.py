@@ -37,12 +37,6 @@ PROG_BAR_MESSAGE = (
 )
 
 
-# SummaryWriter's methods, named as no other logger interface names them: a receiver of unknown
-# type that calls one is taken for a writer
-WRITER = "torch.utils.tensorboard.SummaryWriter"
-WRITER_ONLY = frozenset(("add_scalar", "add_scalars", "add_histogram"))
-
-
 class LoggerGpuTensor(Rule):
     """
     ## What it does
@@ -153,10 +147,10 @@ class LoggerGpuTensor(Rule):
         v = self.ctx.value(receiver)
         if v.kind == OBJECT and v.cls is not None:
             cls = v.cls
-        elif v.kind == UNKNOWN and method in WRITER_ONLY:
+        elif v.kind == UNKNOWN and method in data.writer_methods():
             # a writer handed in (`def train(..., writer)`): `add_scalar(tag, value, step)` is
             # TensorBoard's SummaryWriter interface (tensorboardX copies it), read by its name
-            cls = WRITER
+            cls = data.SUMMARY_WRITER
         else:
             return
         verdict = data.logger_methods().get(cls, {}).get(method)

@@ -5,7 +5,7 @@ import libcst as cst
 from torchsync_lint.inference import torch_facts
 from torchsync_lint.inference.values import MODULE, SELF
 from torchsync_lint.rules.base import Rule
-from torchsync_lint.rules._common import names_a_gpu_device, non_blocking
+from torchsync_lint.rules._common import names_a_gpu_device, non_blocking, on_self
 
 # methods that run every call of a module: a `.to()` there is a no-op once the module is moved
 PER_CALL = frozenset(("forward", "__call__"))
@@ -90,7 +90,7 @@ class ModuleToDevice(Rule):
             return  # moved already after the first call: nothing to copy (a hot one is dropped anyway)
         if func.attr.value == "to" and not names_a_gpu_device(self.ctx, node):
             return
-        if _on_self(func.value) and (self.ctx.function is None or self.ctx.function.name != "__init__"):
+        if on_self(func.value) and (self.ctx.function is None or self.ctx.function.name != "__init__"):
             # `self.to(d)` / `self.sub.to(d)` in another method (an `encode`, a `train`) runs on
             # every call: the module is on the device after the first (sentence-transformers)
             return
@@ -105,10 +105,3 @@ class ModuleToDevice(Rule):
             cls = self.ctx.function.cls if self.ctx.function is not None else None
             return cls is not None and self.ctx.evaluator.is_module_class(cls)
         return False
-
-
-def _on_self(expr: cst.BaseExpression) -> bool:
-    """``self`` or an attribute of it (``self.model``)."""
-    while type(expr) is cst.Attribute:
-        expr = expr.value
-    return type(expr) is cst.Name and expr.value == "self"

@@ -14,6 +14,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from torchsync_lint.catalog import training_utils
 from torchsync_lint.inference.index import FunctionInfo
 from torchsync_lint.inference.names import dotted
 from torchsync_lint.verify.locate import AstOf
@@ -30,8 +31,6 @@ HOST_DATA_FACTORIES = {"torch.tensor", "torch.as_tensor", "torch.Tensor", "torch
 
 
 _MASK_OPERATORS = (cst.BitAnd, cst.BitOr, cst.BitXor)
-# TensorBoard's SummaryWriter methods (TSL410 reads a receiver of unknown type by them)
-WRITER_METHODS = frozenset(("add_scalar", "add_scalars", "add_histogram"))
 
 
 def _mask_expression(e: cst.BaseExpression) -> bool:
@@ -129,7 +128,7 @@ class Names(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._role(node.func, "called")
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value in WRITER_METHODS:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in training_utils.writer_methods():
             self._role(node.func.value, "writer")  # `writer.add_scalar(tag, v, step)`: a SummaryWriter
         for a in node.args:
             if a.keyword is not None and a.keyword.value == "device":
