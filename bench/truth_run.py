@@ -3,6 +3,7 @@
     python bench/truth_run.py --out truth.jsonl        # on a CUDA machine: one JSON line per statement
     python bench/truth_run.py --dry-run                # no CUDA: run each statement once on the CPU
     python bench/truth_run.py --table truth.jsonl      # -> tests/truth/sync_truth.json, docs/truth-table.md
+    python bench/truth_run.py --merge new.jsonl        # add measured rows (``--ids``) to the committed table
     python bench/truth_run.py --render                 # docs/truth-table.md from the committed table
 
 Ground truth is timing: each statement runs at the end of a fresh prelude (a new ``forward`` call),
@@ -286,6 +287,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--dry-run", action="store_true", help="allow running without CUDA (CPU, unmeasured)")
     ap.add_argument("--budget-s", type=float, default=420.0, help="stop starting statements after this")
     ap.add_argument("--table", metavar="JSONL", help="turn a measured JSON-lines file into the committed table")
+    ap.add_argument("--merge", metavar="JSONL", help="add (or replace) measured rows in the committed table")
     ap.add_argument("--render", action="store_true", help="regenerate docs/truth-table.md from the table")
     ap.add_argument("--table-out", default=TABLE_PATH, help="where --table writes the table")
     ap.add_argument("--doc-out", default=DOC_PATH, help="where --table and --render write the page")
@@ -298,6 +300,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         write_table(table, args.table_out)
         write_doc(table, args.doc_out)
         print(f"{len(table)} rows -> {args.table_out}, {args.doc_out}")
+        return 0
+    if args.merge:
+        with open(args.merge, encoding="utf-8") as fh:
+            new_rows = make_table([json.loads(line) for line in fh if line.strip()])
+        ids = {r["id"] for r in new_rows}
+        order = [s.id for s in STATEMENTS]
+        table = [r for r in load_table(args.table_out) if r["id"] not in ids] + new_rows
+        table.sort(key=lambda r: order.index(r["id"]) if r["id"] in order else len(order))
+        write_table(table, args.table_out)
+        write_doc(table, args.doc_out)
+        print(f"{len(new_rows)} rows merged: {len(table)} rows -> {args.table_out}, {args.doc_out}")
         return 0
     if args.render:
         write_doc(load_table(args.table_out), args.doc_out)

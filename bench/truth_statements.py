@@ -31,6 +31,7 @@ self.lin = nn.Linear(8, 8)
 self.opt = torch.optim.Adam(self.lin.parameters(), lr=1e-3)
 self.sgd = torch.optim.SGD(self.lin.parameters(), lr=0.1)
 self.scaler = torch.amp.GradScaler("cuda")
+self.lbfgs = torch.optim.LBFGS(self.lin.parameters(), max_iter=2)
 self.side = torch.cuda.Stream()
 buf = io.BytesIO()
 torch.save({"w": torch.ones(256, 256)}, buf)
@@ -118,6 +119,7 @@ STATEMENTS: List[Statement] = [
     _s("host-09", "TSL003", "h = y.cuda()", note="already on the GPU"),
     _s("host-10", "TSL003", "h = y.to(torch.float16)", note="dtype only"),
     _s("host-11", "TSL003", "host_buf.copy_(y)", note="copy_ into a CPU tensor"),
+    _s("host-17", "TSL003", "v = host_buf[cpu_t]", note="a CPU tensor indexed by a CPU index"),
     _s("host-12", "TSL003", "pinned_buf.copy_(y, non_blocking=True)", note="pinned, non-blocking"),
     _s("host-13", "TSL003", "host_buf[0] = y[0]", note="a GPU row stored into a CPU tensor"),
     _s("host-14", "TSL003", "host_buf[0, 0] = zero_dim", note="a 0-dim GPU tensor stored into a CPU tensor"),
@@ -423,6 +425,14 @@ STATEMENTS: List[Statement] = [
     _s("optim-04", "TSL406", "self.opt.zero_grad()"),
     _s("optim-05", "TSL406", "loss.backward()"),
     _s("optim-06", "TSL406", "v = self.scaler.scale(loss)"),
+    _s("optim-07", "TSL413", """
+       def closure():
+           self.lbfgs.zero_grad()
+           l = self.lin(x).square().mean()
+           l.backward()
+           return l
+       self.lbfgs.step(closure)
+       """, note="LBFGS.step reads the loss and the gradient's size"),
     _s("scaler-01", "TSL407", "s = self.scaler.scale(loss)\nv = self.scaler.state_dict()",
        note="reads the scale made by scale()"),
     # Tensor-heavy code that never syncs (near-misses for every family)

@@ -7,6 +7,7 @@ from torchsync_lint.inference.values import (
     TENSOR,
     UNKNOWN,
     Value,
+    element_of,
     from_data,
     join,
     join_maybe,
@@ -39,3 +40,25 @@ def test_function_values_keep_their_members_and_round_trip():
     maybe = join_maybe(number(), tensor())
     assert from_data(to_data(maybe)).maybe
     assert join(Value(NUMBER), Value(NUMBER)).kind == NUMBER
+
+
+def test_nested_references_round_trip_through_json():
+    """A reference inside a reference (``("iter", ("attr", cls, name))``: what iterating another
+    file's attribute yields) comes back from the cache's JSON as a hashable tuple."""
+    import json
+
+    v = Value(UNKNOWN, ref=("iter", ("attr", "pkg.sched.Scheduler", "timesteps")))
+    back = from_data(json.loads(json.dumps(to_data(v))))
+    assert back == v
+    assert hash(back.ref)
+    assert element_of(tensor(CUDA, "int").with_(ndim=1)) == tensor(CUDA, "int").with_(ndim=0, zero_dim=True)
+
+
+def test_a_host_batch_joined_with_a_tensor_is_a_tensor_where_both_are():
+    """A loader's batch is on the host until moved: joined with a CPU tensor, a CPU tensor."""
+    from torchsync_lint.inference.values import BATCH, CPU
+
+    assert join(tensor(CPU), Value(BATCH)) == tensor(CPU)
+    assert join(Value(BATCH, assumed=True), tensor(CPU)).device == CPU
+    assert join(tensor(CUDA), Value(BATCH)).device is None
+    assert join(tensor(CUDA), Value(BATCH, device=CUDA)).device == CUDA

@@ -123,12 +123,19 @@ class Attributes:
                 updates.add(id(expr))
 
         def joined(rows, live_only: bool) -> Optional[Value]:
-            out = None
-            for _f, expr, v in rows:
+            # within a method, the branches' values join (a number on one path and a tensor on the
+            # other: unknown), except that an update of the attribute (`self.n += (p == y).sum()`)
+            # that turns a number it started as into a tensor is maybe a tensor, like a loop's
+            # accumulator; so is a tensor one method stores where another stored a number
+            # (`self.avg = 0` in `reset`, `self.avg = self.sum / self.count` in `update`)
+            per_method: dict = {}
+            for f, expr, v in rows:
                 if not (live_only and id(expr) in overwritten):
-                    # an update of the attribute (`self.n += (p == y).sum()`) that turns a number
-                    # it started as into a tensor: maybe a tensor, like a loop's accumulator
-                    out = v if out is None else (join_maybe if id(expr) in updates else join)(out, v)
+                    got = per_method.get(id(f))
+                    per_method[id(f)] = v if got is None else (join_maybe if id(expr) in updates else join)(got, v)
+            out = None
+            for v in per_method.values():
+                out = v if out is None else join_maybe(out, v)
             return out
 
         base = joined(plain, False)

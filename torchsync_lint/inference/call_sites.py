@@ -222,11 +222,13 @@ class CallSites(HeldSites):
         elif any(v.kind == TENSOR and not v.assumed and not v.maybe or v.kind == DICT and v.keys for v in values):
             # some call sites pass a tensor (or a dict of named values), the others what inference
             # cannot see (`self.sigma(t)`, `sample = t(sample)` in a chain of transforms): the
-            # evidence wins over the gaps (a site passing a Python number still makes the join unknown)
+            # evidence wins over the gaps; a site passing a Python number makes it maybe a tensor
+            # (`meter.update(loss.item())` here, `meter.update(acc)` there: the statement waits on
+            # the calls that pass a tensor)
             values = [v for v in values if not (v.kind == UNKNOWN and v.ref is None)]
         out = values[0]
         for v in values[1:]:
-            out = join(out, v)
+            out = join_maybe(out, v)
         return out
 
     def _passed_tensor(self, func: FunctionInfo, name: str, pos: Optional[int]) -> Optional[Value]:

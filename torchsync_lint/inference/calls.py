@@ -15,7 +15,7 @@ import libcst as cst
 from torchsync_lint.inference import containers
 from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference import named_tuples
-from torchsync_lint.inference.torch_api import DISTRIBUTION_PREFIX
+from torchsync_lint.inference.torch_api import DISTRIBUTION_PREFIX, RELAYOUTS
 from torchsync_lint.inference.defs import class_level, generated_fields, string_key, torch_dim_keyword
 from torchsync_lint.inference.index import ClassInfo, FunctionInfo, any_base
 from torchsync_lint.inference.roots import names_tensor_base
@@ -325,6 +325,9 @@ class Calls:
                 return self.tensor_method(name, tensor(), call, scope)
             if recv.kind == UNKNOWN and name == "cpu" and not call.args:
                 return tensor(CPU)  # whatever it was, its copy is on the host (what it holds is not known)
+            if recv.kind == UNKNOWN and recv.ref is not None and recv.ref[0] == "type":
+                # `self.scheduler.step(...)` where `scheduler: DDIMScheduler` names another file's class
+                return self._ref(("method", recv.ref[1], name) + self._call_flag(call, scope))
             return UNKNOWN_VALUE
         lambdas = self._lambdas(func, scope)
         if lambdas:
@@ -474,7 +477,7 @@ class Calls:
                 return recv
             moved = self.tensor_method(name, tensor(CPU), call, scope)
             return moved if moved.device != CPU else recv
-        if name in ("get", "pop", "__getitem__", "values", "float", "long", "half", "contiguous"):
+        if name in ("get", "pop", "__getitem__", "values") or name in RELAYOUTS:
             return recv
         if name == "items":
             return Value(LIST, item=Value(TUPLE, elts=(UNKNOWN_VALUE, recv)))

@@ -159,6 +159,8 @@ class FileContext:
                 stack.append(e.expression)
             elif type(e) in (cst.Attribute, cst.Subscript):
                 stack.append(e.value)
+            elif type(e) is cst.FormattedStringExpression:
+                stack.append(e.expression)  # `f"{meter.avg:.2f}"`
         return False
 
     # -- bookkeeping called by the engine's walker -------------------------------------------

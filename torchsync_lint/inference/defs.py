@@ -91,6 +91,8 @@ class FunctionInfo:
     tensor_arg_uses: Set[str] = field(default_factory=set)
     # names the body uses as only a GradScaler is used (``scaler.scale(loss).backward()``, ``scaler.unscale_(opt)``)
     scaler_uses: Set[str] = field(default_factory=set)
+    # names the body uses as only an nn.Module is used (``model.parameters()``, ``model.named_modules()``)
+    module_uses: Set[str] = field(default_factory=set)
     # names the body lists as the data of a new tensor (``x.new_tensor([lo, hi])``): Python numbers
     number_uses: Set[str] = field(default_factory=set)
     # names the body tests with isinstance(): of several types, so no use is evidence of one

@@ -41,7 +41,6 @@ from torchsync_lint.inference.values import (
     NONE,
     NUMBER,
     OBJECT,
-    RANGE,
     SELF,
     SELF_ATTR,
     SIZE,
@@ -55,7 +54,7 @@ from torchsync_lint.inference.values import (
     Value,
     join,
     join_maybe,
-    join_members,
+    element_of,
     number,
     tensor,
 )
@@ -339,25 +338,11 @@ class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summ
             # an iterable of unknown type whose items a training loop moves to a device (whether
             # it pins them is not known)
             return Value(BATCH, assumed=True)
-        if v.kind == BATCH or v.kind == DICT and v.cls == CONTAINER:
+        if v.kind == DICT and v.cls == CONTAINER:
             return v  # (a TensorDict iterates over its first batch dimension: containers)
-        if v.kind == RANGE:
-            return INT
-        if v.kind == SIZE:
-            return INT
-        if v.kind in (TENSOR, TENSOR_SEQ):
-            el = tensor(v.device, v.dtype).with_(assumed=v.assumed)
-            if v.kind == TENSOR and v.ndim:  # rows of a tensor: one dimension less (of a 1-D one, 0-dim)
-                el = el.with_(ndim=v.ndim - 1, zero_dim=v.ndim == 1)
-            return el
-        if v.kind in (LIST, TUPLE) and v.item is not None and not v.elts:
-            return v.item
-        if v.kind in (LIST, TUPLE) and v.elts:
-            out = v.elts[0]
-            for e in v.elts[1:]:
-                out = join_members(out, e)
-            return out
-        return UNKNOWN_VALUE
+        if v.kind == UNKNOWN and v.ref is not None:
+            return self._ref(("iter", v.ref))  # what another file's value yields (`self.sched.timesteps`)
+        return element_of(v)
 
     # -- expressions -------------------------------------------------------------------------
     def _instance_tested(self, e: cst.IfExp) -> Optional[Value]:

@@ -174,6 +174,9 @@ class Expressions:
                 return stored
             if declared is not None:
                 return declared
+        if base.kind == UNKNOWN and base.ref is not None and base.ref[0] == "type" and attr not in SHAPE_ATTRS:
+            # `self.scheduler.timesteps` where `scheduler: DDIMScheduler` names another file's class
+            return self._ref(("attr", base.ref[1], attr))
         return self._attribute_of(base, attr)
 
     @staticmethod
@@ -243,6 +246,11 @@ class Expressions:
             mask = self.infer(e.slice[0].slice.value, scope)
             if mask.kind == TENSOR and mask.dtype == "bool" and mask.device != CPU and not mask.assumed:
                 return tensor(mask.device)
+            # nor a tensor of positions with dimensions (`out[pos]`, `pos = searchsorted(...)`); a
+            # 0-dim one may be read as an int (`items[i]`)
+            if (mask.kind == TENSOR and mask.dtype == "int" and mask.device != CPU and not mask.assumed
+                    and not mask.zero_dim and mask.ndim != 0):
+                return tensor(mask.device)
         return UNKNOWN_VALUE
 
     def _indexed_ndim(self, ndim: Optional[int], e: cst.Subscript, scope: Scope) -> Optional[int]:
@@ -285,6 +293,8 @@ class Expressions:
                 dtype = t.dtype if t.dtype != "bool" else None
             # `n // 2` of an assumed input is as much a guess as `n`
             out = tensor(device, dtype).with_(assumed=all(v.assumed for v in (a, b) if v.kind == TENSOR))
+            if device is None and other.kind != TENSOR and (a if a.kind == TENSOR else b).cpu_at_init:
+                out = out.with_(cpu_at_init=True)  # `t - 1` of timesteps a method moves: where they are
             dims = [v.ndim if v.kind == TENSOR else 0 if v.kind == NUMBER else None for v in (a, b)]
             if None not in dims:  # broadcasting: the larger rank
                 out = out.with_(ndim=max(dims), zero_dim=max(dims) == 0)

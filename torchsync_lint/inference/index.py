@@ -347,8 +347,14 @@ class FileIndex(Bindings, TensorUses, BatchLoops, cst.CSTVisitor):
                 self._func_stack[-1].moved.add(moved.value)
         if type(func) is cst.Attribute and func.attr.value in ("to", "cuda") and self._for_targets:
             moved = func.value
-            while type(moved) in (cst.Subscript, cst.Attribute):
-                moved = moved.value  # batch["x"].to(d), batch.images.to(d)
+            while True:
+                if type(moved) in (cst.Subscript, cst.Attribute):
+                    moved = moved.value  # batch["x"].to(d), batch.images.to(d)
+                elif (type(moved) is cst.Call and type(moved.func) is cst.Attribute
+                      and moved.func.attr.value in api.RELAYOUTS):
+                    moved = moved.func.value  # x.view(n, -1).to(d): the item, reshaped on the host
+                else:
+                    break
             if type(moved) is cst.Name:
                 for loop, _names in self._for_targets:
                     self._loop_moved.setdefault(id(loop), set()).add(moved.value)

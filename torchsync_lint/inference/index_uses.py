@@ -16,6 +16,13 @@ from torchsync_lint.inference import torch_facts
 from torchsync_lint.inference.defs import binding_names, param_named
 
 
+# methods only an nn.Module has (an optimizer has `state_dict`, `zero_grad`, `load_state_dict`;
+# many objects `train`, `eval`, `apply`)
+MODULE_ONLY = frozenset(("parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules",
+                         "children", "named_children", "register_buffer", "register_parameter",
+                         "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook"))
+
+
 class TensorUses:
     """Mixin of ``index.FileIndex``."""
 
@@ -27,6 +34,8 @@ class TensorUses:
             self._tensor_use(node.value.value)
         elif type(node.value) is cst.Name and node.attr.value in ("shape", "ndim"):
             self._func_stack[-1].array_uses.add(node.value.value)
+        elif type(node.value) is cst.Name and node.attr.value in MODULE_ONLY:
+            self._func_stack[-1].module_uses.add(node.value.value)
         elif type(node.value) is cst.Name and node.attr.value == "unscale_":
             self._func_stack[-1].scaler_uses.add(node.value.value)  # only a GradScaler unscales
         elif node.attr.value == "backward" and type(node.value) is cst.Call:

@@ -37,6 +37,7 @@ from torchsync_lint.inference.values import (
     UNKNOWN,
     UNKNOWN_VALUE,
     Value,
+    element_of,
     from_data,
     join,
     tensor,
@@ -351,6 +352,8 @@ class Project(ProjectCalls):
             return handed_value(self, ref)
         if kind == "join":
             return join(self.deep(ref[1]), self.deep(ref[2]))
+        if kind == "iter":  # what iterating another file's value yields
+            return element_of(self.resolve(ref[1]))
         if kind == "call":
             loc = self.locate(ref[1])
             if loc is None:

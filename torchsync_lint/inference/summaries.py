@@ -17,6 +17,7 @@ from torchsync_lint.inference.attributes import Attributes
 from torchsync_lint.inference.call_sites import CallSites, bound_names
 from torchsync_lint.inference.held_sites import all_params
 from torchsync_lint.inference.collate import collate_names, collates, on_host
+from torchsync_lint.inference.defs import binding_names
 from torchsync_lint.inference.docstrings import docstring, parameter_types
 from torchsync_lint.inference.index import STEP_HOOKS, FunctionInfo
 from torchsync_lint.inference.lightning import device_batch_position, moved_to_device
@@ -156,6 +157,7 @@ class Summaries(CallSites, Attributes):
                 if generic is not None:
                     v = UNKNOWN_VALUE
                 if v.kind == UNKNOWN:
+                    ref = v if v.ref is not None else None  # a declared class of another file
                     pos = i - (1 if func.is_method and not is_static else 0)
                     v = self._from_call_sites(func, name, pos if param in positional else None)
                     if v.kind == UNKNOWN and func.parent is None:
@@ -163,6 +165,8 @@ class Summaries(CallSites, Attributes):
                         # of instances they hold)
                         got = self._other_files_pass(func, name, pos if param in positional else None)
                         v = got if got is not None else v
+                    if ref is not None and v.kind == UNKNOWN and v.ref is None:
+                        v = ref  # what the project resolves the annotation to
                 if generic is not None and v.kind != MODULE:
                     v = generic
                 if (v.kind == UNKNOWN and v.ref is None and param.annotation is None
@@ -171,6 +175,11 @@ class Summaries(CallSites, Attributes):
                 elif (v.kind == UNKNOWN and v.ref is None and param.annotation is None and name in func.scaler_uses
                       and name not in bound_names(func) and name not in func.type_tested):
                     v = Value(GRAD_SCALER)  # `scaler.scale(loss).backward()`: only a GradScaler is used so
+                elif (v.kind == UNKNOWN and v.ref is None and param.annotation is None and name in func.module_uses
+                      and _rebound_only_to_itself(func, name) and name not in func.type_tested
+                      and name not in func.tensor_uses):
+                    # `model.parameters()`: some nn.Module, whose output is not known (as `model: nn.Module`)
+                    v = Value(MODULE, cls="torch.nn.Module")
                 elif (v.kind == UNKNOWN and v.ref is None and param.annotation is None and param.default is None
                         and name in func.number_uses and name not in func.tensor_uses and name not in func.tensor_arg_uses
                         and name not in bound_names(func)):
@@ -314,7 +323,8 @@ class Summaries(CallSites, Attributes):
         for param in params:
             if param.annotation is not None:
                 v = self.annotation_value(param.annotation.annotation)
-                if v.kind != UNKNOWN:
+                # `scheduler: DDIMScheduler` of another file: a reference the project resolves
+                if v.kind != UNKNOWN or v.ref is not None:
                     out[param.name.value] = v
         # a literal default (`mask_shape="targets"`) outweighs a docstring that says Tensor
         untyped = [q.name.value for q in params
@@ -469,3 +479,19 @@ def _contradicted(declared: Value, returns: list) -> bool:
 
 def _is_none(e: cst.BaseExpression) -> bool:
     return type(e) is cst.Name and e.value == "None"
+
+
+def _rebound_only_to_itself(func: FunctionInfo, name: str) -> bool:
+    """``name`` is never rebound in ``func``, or only to a method's result on itself
+    (``model = model.to(device)``: the same module)."""
+    if name not in bound_names(func):
+        return True
+    for b in func.bindings:
+        if name not in binding_names([b]):
+            continue
+        value = b[2] if b[0] == "assign" else None
+        if not (type(value) is cst.Call and type(value.func) is cst.Attribute
+                and type(value.func.value) is cst.Name and value.func.value.value == name):
+            return False
+    return True
+

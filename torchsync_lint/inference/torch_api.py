@@ -5,6 +5,9 @@ Facts only about *types and devices*; which ops synchronise is the rules' busine
 
 from __future__ import annotations
 
+# Tensor methods that reshape or recast a host batch and leave it one (`x.view(n, -1).to(d)`)
+RELAYOUTS = frozenset(("view", "reshape", "flatten", "float", "long", "half", "double", "int", "contiguous",
+                       "permute", "squeeze", "unsqueeze", "transpose", "type"))
 # Factories that copy Python or numpy data from the host into a new tensor.
 HOST_DATA_FACTORIES = frozenset(
     "torch." + n
@@ -175,6 +178,10 @@ DATA_LOADERS = frozenset(("torch.utils.data.DataLoader", "torch.utils.data.datal
 PASS_THROUGH_ITERABLES = frozenset(("tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm",
                                     "builtins.iter", "builtins.reversed"))
 
+
+# Optimizers whose `step(closure)` reads the loss and the gradients' norms on the host (truth row
+# optim-07; TSL413)
+HOST_CHECKING_OPTIMIZERS = frozenset(("torch.optim.LBFGS", "torch.optim.lbfgs.LBFGS"))
 
 # Distribution classes of torch.distributions whose constructor or log_prob validates its
 # arguments when `validate_args` is on (its default). Independent only delegates to its base.

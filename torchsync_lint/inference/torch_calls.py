@@ -115,6 +115,11 @@ class TorchCalls:
             if got.kind == TENSOR and got.cls is not None:
                 return self.placed_subclass(got, call, scope)  # a tensor subclass's constructor
             return got
+        if q == api.DISTRIBUTION_PREFIX + "Independent" and call.args and call.args[0].keyword is None:
+            # it delegates `log_prob` and sampling to its base distribution, which validates (or not)
+            base = self.infer(call.args[0].value, scope)
+            if base.kind == OBJECT and base.cls is not None and base.cls.startswith(api.DISTRIBUTION_PREFIX):
+                return base
         if q.startswith(api.DISTRIBUTION_PREFIX) and last in api.VALIDATING_DISTRIBUTIONS:
             validate = _keyword(call, "validate_args")
             # where it draws: where its parameters are (`Beta(torch.tensor([a]), ...)`: the CPU)
@@ -175,6 +180,10 @@ class TorchCalls:
                 # disabled scaler's step is the optimizer's: no sync); not known to check
                 return Value(GRAD_SCALER, device=CPU if dev == CPU else CUDA, maybe=True)
             return Value(GRAD_SCALER, device=CPU if dev == CPU else CUDA)
+        if q.startswith("torch.optim.") and last[:1].isupper() and q.count(".") == 2:
+            # an optimizer (`torch.optim.LBFGS(...)`, whose step reads the loss on the host; an
+            # instance of one of several where a helper makes them by name)
+            return Value(OBJECT, cls=q)
         if q == "torch.device" and call.args:
             d = self.device_of(call.args[0].value, scope)
             return Value(DEVICE, device=d if d in (CPU, CUDA) else None)

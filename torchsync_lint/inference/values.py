@@ -154,6 +154,12 @@ def join(a: Value, b: Value) -> Value:
             return b
         if b.kind == NONE:
             return a
+        if {a.kind, b.kind} == {TENSOR, BATCH}:
+            # a loader's batch (on the host until moved) on one path, a tensor on the other
+            # (`_batchify(corpus.valid)` here, `_batchify(train_slice.flatten())` there)
+            t, batch = (a, b) if a.kind == TENSOR else (b, a)
+            where = CUDA if batch.device == CUDA else CPU
+            return t.with_(device=t.device if t.device == where else None)
         return UNKNOWN_VALUE
     if a.kind == TENSOR:
         return tensor(
@@ -227,6 +233,30 @@ def join_members(a: Value, b: Value) -> Value:
     return out
 
 
+def element_of(v: Value) -> Value:
+    """What iterating ``v`` yields, where the value alone says it: a DataLoader's batches, a
+    tensor's rows (one dimension less), a sequence's members."""
+    if v.kind == OBJECT and v.cls == "torch.utils.data.DataLoader":
+        return Value(BATCH, pinned=v.pinned, assumed=v.assumed)
+    if v.kind == BATCH:
+        return v
+    if v.kind in (RANGE, SIZE):
+        return Value(NUMBER, dtype="int")
+    if v.kind in (TENSOR, TENSOR_SEQ):
+        el = tensor(v.device, v.dtype).with_(assumed=v.assumed, cpu_at_init=v.cpu_at_init)
+        if v.kind == TENSOR and v.ndim:  # rows of a tensor: one dimension less (of a 1-D one, 0-dim)
+            el = el.with_(ndim=v.ndim - 1, zero_dim=v.ndim == 1)
+        return el
+    if v.kind in (LIST, TUPLE) and v.item is not None and not v.elts:
+        return v.item
+    if v.kind in (LIST, TUPLE) and v.elts:
+        out = v.elts[0]
+        for e in v.elts[1:]:
+            out = join_members(out, e)
+        return out
+    return UNKNOWN_VALUE
+
+
 # -- plain data (the per-file interfaces are cached as JSON) --------------------------------------
 def to_data(v: Value) -> dict:
     out: dict = {"k": v.kind}
@@ -272,7 +302,7 @@ def from_data(d: dict) -> Value:
         host_data=bool(d.get("h")),
         item=from_data(d["i"]) if "i" in d else None,
         assumed=bool(d.get("a")),
-        ref=tuple(from_data(x) if isinstance(x, dict) else x for x in d["r"]) if "r" in d else None,
+        ref=_ref_from_data(d["r"]) if "r" in d else None,
         cls=d.get("c"),
         zero_dim=bool(d.get("z")),
         pinned=bool(d.get("p")),
@@ -282,3 +312,10 @@ def from_data(d: dict) -> Value:
         maybe=bool(d.get("m")),
         keys=tuple((str(k), from_data(x)) for k, x in d.get("ky", ())),
     )
+
+
+def _ref_from_data(r: list) -> tuple:
+    """A reference read back: values inside it as values, a reference inside it (``("iter", ref)``)
+    as a tuple again."""
+    return tuple(from_data(x) if isinstance(x, dict) else _ref_from_data(x) if isinstance(x, list) else x for x in r)
+

@@ -20,6 +20,7 @@ from torchsync_lint.rules._common import (
     on_self,
 )
 from torchsync_lint.rules._emptiness import EmptyBranches
+from torchsync_lint.rules._batches import gathered_by_host_index, sliced_per_step
 from torchsync_lint.rules._indexing import SLICE, positions
 
 # Factories whose literal scalar argument `torch.full((), v)` makes with the same dtype.
@@ -46,6 +47,12 @@ AT_INIT_MESSAGE = (
     "this attribute holds the CPU tensor `__init__` made until another method moves it, so this copy "
     "waits for the GPU whenever that method has not run; make it on the device in `__init__` (or "
     "register it as a buffer), or move it once where it is set"
+)
+
+GATHER_MESSAGE = (
+    "rows gathered with a host index and moved to the GPU: on the host the rows are copied, on the "
+    "device the index is, and either copy waits for the GPU; keep the data and the index on the "
+    "device (`torch.randperm(n, device=d)`), or gather from pinned memory with `non_blocking=True`"
 )
 
 STORE_MESSAGE = (
@@ -76,7 +83,10 @@ class HostTensorToDevice(Rule):
     (`torch.where(mask, x, torch.tensor(0.0))`); a CPU tensor (a 0-dim one too) stored into
     a GPU tensor (`back[:n, t] = torch.ones(n, k) * start`, `buf.copy_(torch.tensor(True))`); and a module built and moved to
     the GPU in the same expression (`GaussianFilter(3, sigma).to(device)`) inside a `forward`, a
-    `__call__` or a training loop.
+    `__call__` or a training loop. Also rows gathered with a host index from a store inference
+    cannot place and moved to the GPU (`x_tr[perm[i:i + b]]` bound as `idx`, then
+    `x_tr[idx].to(device)`): whether the store is on the host (the rows are copied) or on the
+    device (the index is), one blocking copy is made.
 
     ## Why is this bad?
     A copy from pageable host memory to the GPU without `non_blocking=True` makes the CPU wait
@@ -185,6 +195,12 @@ class HostTensorToDevice(Rule):
                 self.report(node)
             elif q == "torch.where" and len(node.args) == 3:
                 self._where_operands([a.value for a in node.args])
+            return
+        f = node.func
+        if (type(f) is cst.Attribute and f.attr.value in ("to", "cuda") and not non_blocking(node)
+                and gathered_by_host_index(self.ctx, f.value) and not sliced_per_step(self.ctx, f.value)
+                and (f.attr.value == "cuda" or names_a_gpu_device(self.ctx, node))):
+            self.report(node, GATHER_MESSAGE)  # `x[idx].to(d)` of an `x` inference cannot place
             return
         method = self.ctx.tensor_method(node)
         if method == "where" and len(node.args) == 2:

@@ -2,10 +2,9 @@
 
 import libcst as cst
 
-from torchsync_lint.inference.defs import target_names
-from torchsync_lint.inference.frequency import names_read
-from torchsync_lint.inference.values import BATCH, CUDA, TENSOR, UNKNOWN
+from torchsync_lint.inference.values import BATCH, CUDA
 from torchsync_lint.rules.base import Rule
+from torchsync_lint.rules._batches import sliced_per_step
 from torchsync_lint.rules._common import names_a_gpu_device, non_blocking
 
 SLICED_MESSAGE = (
@@ -106,33 +105,12 @@ class BlockingBatchCopy(Rule):
         "`.to(device, non_blocking=True)`"
     )
 
-    def _sliced_per_step(self, expr: cst.BaseExpression) -> bool:
-        """``data[i:i + bs].to(d)`` in a loop over ``i``: a batch cut from a store each step and then
-        moved is a host batch (a store already on the device would need no move), whatever the
-        store's type; not in a module's ``forward`` (inputs there are on the device already)."""
-        if type(expr) is not cst.Subscript:
-            return False
-        store = self.ctx.value(expr.value)
-        if not (store.kind == UNKNOWN and store.ref is None
-                or store.kind == TENSOR and store.device is None and not store.assumed):
-            return False
-        fn = self.ctx.function
-        if fn is not None and fn.name in ("forward", "__call__"):
-            return False
-        targets = set()
-        for loop in self.ctx.open_loops():
-            if type(loop) is cst.For:
-                targets |= target_names(loop.target)
-        if not targets:
-            return False
-        return any(names_read(el.slice) & targets for el in expr.slice)
-
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if not (type(func) is cst.Attribute and func.attr.value in ("to", "cuda")):
             return
         batch = self.ctx.value(func.value)
-        if batch.kind != BATCH and self._sliced_per_step(func.value) and not non_blocking(node) and (
+        if batch.kind != BATCH and sliced_per_step(self.ctx, func.value) and not non_blocking(node) and (
                 func.attr.value == "cuda" or names_a_gpu_device(self.ctx, node)):
             self.report(node, SLICED_MESSAGE)
             return

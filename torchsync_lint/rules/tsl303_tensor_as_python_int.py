@@ -5,7 +5,7 @@ from typing import Dict, FrozenSet, Optional, Tuple
 import libcst as cst
 
 from torchsync_lint.inference.values import (
-    LIST, MODULE, NDARRAY, RANGE, SIZE, STR, TENSOR, TENSOR_SEQ, TUPLE, UNKNOWN,
+    CPU, CUDA, LIST, MODULE, NDARRAY, RANGE, SIZE, STR, TENSOR, TENSOR_SEQ, TUPLE, UNKNOWN,
 )
 from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._common import gpu_tensor_by_evidence
@@ -64,12 +64,20 @@ SIZED_METHODS: Dict[str, Spec] = {
 INT_INDEXED = frozenset((LIST, TUPLE, RANGE, STR, SIZE, TENSOR_SEQ, MODULE))
 
 
+HOST_TABLE_MESSAGE = (
+    "a CPU tensor indexed by a GPU tensor reads the index on the host (only a 0-dim one is accepted) "
+    "and waits for the GPU; keep the table on the index's device (a buffer, or `.to(device)` where the "
+    "index is moved)"
+)
+
+
 class TensorAsPythonInt(Rule):
     """
     ## What it does
     Flags a GPU (or unknown-device) tensor where Python needs an `int`: `range(t)`, indexing a
     list, tuple or `nn.ModuleList` with a tensor (`lst[t]`), indexing a tensor with a 0-dim integer
-    tensor (`boxes[scores.argmax()]`), slice bounds (`x[:t]`,
+    tensor (`boxes[scores.argmax()]`) or a CPU tensor with a GPU one, which only a 0-dim index can
+    be (`self.alphas_cumprod[t]`, `t` from timesteps a method moved to the device), slice bounds (`x[:t]`,
     `x[t[0]:]`), and sizes or counts of torch calls: `torch.zeros(t.max())`,
     `torch.arange(0, t.max())`, `x.new_zeros(t)`, `x.view(t, -1)`, `reshape`, `expand`, `repeat`,
     `x.narrow(0, t[0], 4)`, `torch.split(x, t)`, `topk(t)`, `one_hot(y, num_classes=t)`, and
@@ -171,6 +179,20 @@ class TensorAsPythonInt(Rule):
                     v = self.ctx.value(s.value)
                     if v.zero_dim and v.dtype == "int" and gpu_tensor_by_evidence(v):
                         self.report(s.value)
+                    elif self._host_table_device_index(node, v):
+                        self.report(s.value, HOST_TABLE_MESSAGE)
+
+    def _host_table_device_index(self, node: cst.Subscript, v) -> bool:
+        """``self.alphas_cumprod[t]``: a CPU tensor indexed by a tensor on the GPU, or moved there by a
+        method after ``__init__`` made it on the CPU (``t`` from ``set_timesteps(device)``'s timesteps).
+        PyTorch refuses a GPU index with dimensions for a CPU tensor (measured: truth row host-17 did
+        not run), so where the code runs the index has none, and is read with ``__index__``
+        (diffusers' schedulers under their pipelines, measured)."""
+        base = self.ctx.value(node.value)
+        if not (base.kind == TENSOR and base.device == CPU and not base.cpu_at_init and not base.assumed):
+            return False
+        return (v.kind == TENSOR and not v.assumed and v.dtype in ("int", None) and not v.ndim
+                and (v.device == CUDA or (v.device is None and v.cpu_at_init)))
 
     def _check_args(self, call: cst.Call, spec: Spec) -> None:
         positions, keywords = spec

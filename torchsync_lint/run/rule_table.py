@@ -46,6 +46,7 @@ MODULES = (
     'tsl410_logger_gpu_tensor',
     'tsl411_load_to_device',
     'tsl412_module_to_device',
+    'tsl413_lbfgs_step',
 )
 
 RULES = {
@@ -88,4 +89,5 @@ RULES = {
     'TSL410': ('logger-gpu-tensor', '`{method}` of a GPU tensor copies it to the host and waits for the GPU (measured; a Python float did not); accumulate `loss.detach()` on the GPU and log it every N steps', True),
     'TSL411': ('load-to-device', '`torch.load` copies each tensor to the GPU (the `map_location` given, or the device it was saved from) and waits for the GPU; load outside the step, or with `map_location="cpu"`', True),
     'TSL412': ('module-to-device', 'moving this module to the GPU copies each of its parameters and buffers from the host, one blocking copy each; build its layers on the device (`device=`), or load the weights into a model made there', True),
+    'TSL413': ('lbfgs-step', "`LBFGS.step` reads the loss and the gradient's size on the host (several times per step); take fewer, longer steps (a larger `max_iter`), or a first-order optimizer for mini-batches", True),
 }

@@ -269,7 +269,12 @@ class Synth:
         if kind == "dtype":
             return torch.float32
         if kind == "module":
-            return torch.nn.Identity()
+            # passes its input through; holds a parameter (an optimizer can be made over it): made on
+            # the host where the finding moves a model built there (TSL412: moving it copies), else
+            # on the device, as a model in training is
+            m = torch.nn.Identity()
+            m.weight = torch.nn.Parameter(torch.zeros(256, device="cpu" if "host_module" in roles else self.device))
+            return m
         if kind == "callable":
             return lambda *a, **k: a[0] if a else None
         if kind == "tensor_seq":

@@ -41,7 +41,7 @@ def edit_distance(a, b):
 
 
 def fit(model, loader, opt, device="cuda", epochs=1, grad_clip=5.0):
-    model.to(device)
+    model.to(device)  # SYNC
     for epoch in range(epochs):
         for wav, wav_lens, targets, target_lens in loader:
             wav, wav_lens = wav.to(device, non_blocking=True), wav_lens.to(device, non_blocking=True)

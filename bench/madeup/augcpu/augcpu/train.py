@@ -21,7 +21,7 @@ def train(model, arrays, labels, num_classes, epochs=1, device="cuda"):
     loader, ds = make_loader(arrays, labels, num_classes)
     weights = torch.tensor(class_weights(ds, num_classes), device=device)  # SYNC
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    model.to(device)
+    model.to(device)  # SYNC
     for _ in range(epochs):
         for batch in loader:
             x = batch["image"].to(device, non_blocking=True)

@@ -52,7 +52,7 @@ class WideDeep(nn.Module):
 class Trainer:
     def __init__(self, model, objective="binary", lr=1e-3, device=None):
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        self.model = model.to(self.device)
+        self.model = model.to(self.device)  # SYNC
         self.objective = objective
         self.opt = torch.optim.AdamW(model.parameters(), lr=lr)
         self.history = {"train_loss": [], "train_acc": []}

@@ -13,7 +13,7 @@ def accuracy(logits, labels):
 def train(model, dataset, vocab, epochs=3, lr=1e-3, device="cuda", batch_size=32):
     loader = DataLoader(dataset, batch_size=batch_size, shuffle=True,
                         collate_fn=functools.partial(collate_batch, vocab=vocab))
-    model.to(device)
+    model.to(device)  # SYNC
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     for epoch in range(epochs):
         running, accs = 0.0, []

@@ -69,7 +69,7 @@ def evaluate(model, loader, device, num_classes):
 
 def main(args, model, criterion, train_loader, val_loader):
     device = torch.device(args.device)
-    model.to(device)
+    model.to(device)  # SYNC
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=args.lr, weight_decay=args.wd)
     scaler = torch.cuda.amp.GradScaler() if args.amp else None

@@ -30,7 +30,7 @@ class Forecaster:
     def __init__(self, model, lr=1e-3, max_steps=500, val_check_steps=100, early_stop_patience=-1, device=None):
         self.model = model
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        self.model.to(self.device)
+        self.model.to(self.device)  # SYNC
         self.opt = torch.optim.Adam(model.parameters(), lr=lr)
         self.max_steps = max_steps
         self.val_check_steps = val_check_steps

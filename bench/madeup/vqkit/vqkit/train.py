@@ -19,7 +19,7 @@ class VQAutoEncoder(nn.Module):
 
 class Trainer:
     def __init__(self, model, lr=2e-4, device="cuda", log_every=100):
-        self.model = model.to(device)
+        self.model = model.to(device)  # SYNC
         self.device = device
         self.opt = torch.optim.Adam(model.parameters(), lr=lr)
         self.log_every = log_every
