@@ -52,9 +52,9 @@ from torchsync_lint.inference.values import (
     UNKNOWN,
     UNKNOWN_VALUE,
     Value,
+    element_of,
     join,
     join_maybe,
-    element_of,
     number,
     tensor,
 )

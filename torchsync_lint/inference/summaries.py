@@ -494,4 +494,3 @@ def _rebound_only_to_itself(func: FunctionInfo, name: str) -> bool:
                 and type(value.func.value) is cst.Name and value.func.value.value == name):
             return False
     return True
-

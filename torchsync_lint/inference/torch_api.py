@@ -8,6 +8,7 @@ from __future__ import annotations
 # Tensor methods that reshape or recast a host batch and leave it one (`x.view(n, -1).to(d)`)
 RELAYOUTS = frozenset(("view", "reshape", "flatten", "float", "long", "half", "double", "int", "contiguous",
                        "permute", "squeeze", "unsqueeze", "transpose", "type"))
+
 # Factories that copy Python or numpy data from the host into a new tensor.
 HOST_DATA_FACTORIES = frozenset(
     "torch." + n
@@ -181,7 +182,7 @@ PASS_THROUGH_ITERABLES = frozenset(("tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.noteboo
 
 # Optimizers whose `step(closure)` reads the loss and the gradients' norms on the host (truth row
 # optim-07; TSL413)
-HOST_CHECKING_OPTIMIZERS = frozenset(("torch.optim.LBFGS", "torch.optim.lbfgs.LBFGS"))
+HOST_CHECKING_OPTIMIZERS = frozenset(("torch.optim.LBFGS",))
 
 # Distribution classes of torch.distributions whose constructor or log_prob validates its
 # arguments when `validate_args` is on (its default). Independent only delegates to its base.

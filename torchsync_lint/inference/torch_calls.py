@@ -180,10 +180,10 @@ class TorchCalls:
                 # disabled scaler's step is the optimizer's: no sync); not known to check
                 return Value(GRAD_SCALER, device=CPU if dev == CPU else CUDA, maybe=True)
             return Value(GRAD_SCALER, device=CPU if dev == CPU else CUDA)
-        if q.startswith("torch.optim.") and last[:1].isupper() and q.count(".") == 2:
+        if q.startswith("torch.optim.") and last[:1].isupper() and ".lr_scheduler." not in q:
             # an optimizer (`torch.optim.LBFGS(...)`, whose step reads the loss on the host; an
-            # instance of one of several where a helper makes them by name)
-            return Value(OBJECT, cls=q)
+            # instance of one of several where a helper makes them by name), by its public name
+            return Value(OBJECT, cls="torch.optim." + last)
         if q == "torch.device" and call.args:
             d = self.device_of(call.args[0].value, scope)
             return Value(DEVICE, device=d if d in (CPU, CUDA) else None)

@@ -318,4 +318,3 @@ def _ref_from_data(r: list) -> tuple:
     """A reference read back: values inside it as values, a reference inside it (``("iter", ref)``)
     as a tuple again."""
     return tuple(from_data(x) if isinstance(x, dict) else _ref_from_data(x) if isinstance(x, list) else x for x in r)
-

@@ -164,4 +164,3 @@ class CopyToHost(Rule):
         blocking = arg(node, 1, "non_blocking")
         if self.ctx.maybe_gpu_tensor(src.value) and not (blocking is not None and is_true(blocking.value)):
             self.report(f.attr)
-

@@ -185,9 +185,9 @@ class TensorAsPythonInt(Rule):
     def _host_table_device_index(self, node: cst.Subscript, v) -> bool:
         """``self.alphas_cumprod[t]``: a CPU tensor indexed by a tensor on the GPU, or moved there by a
         method after ``__init__`` made it on the CPU (``t`` from ``set_timesteps(device)``'s timesteps).
-        PyTorch refuses a GPU index with dimensions for a CPU tensor (measured: truth row host-17 did
-        not run), so where the code runs the index has none, and is read with ``__index__``
-        (diffusers' schedulers under their pipelines, measured)."""
+        PyTorch refuses a GPU index with dimensions for a CPU tensor (on the H200, torch 2.11: "indices
+        should be either on cpu or on the same device"), so where the code runs the index has none
+        and is read with ``__index__`` (diffusers' schedulers under their pipelines synced so)."""
         base = self.ctx.value(node.value)
         if not (base.kind == TENSOR and base.device == CPU and not base.cpu_at_init and not base.assumed):
             return False
