@@ -18,7 +18,7 @@ from torchsync_lint.inference.branches import Branches, narrowed_by
 from torchsync_lint.inference.collate import on_host
 from torchsync_lint.inference.datasets import fetches_samples
 from torchsync_lint.inference.frequency import EVERY_STEP, FrequencyTracker, caches_result, training_loops
-from torchsync_lint.inference.values import NUMBER, TENSOR, UNKNOWN, Value
+from torchsync_lint.inference.values import MODULE, NUMBER, OBJECT, TENSOR, UNKNOWN, Value
 
 
 # appended to the message of a finding on a value that is a tensor on some paths only
@@ -194,7 +194,24 @@ class FileContext:
 
     def _narrow(self, test: cst.BaseExpression):
         # `isinstance(x, Tensor) and x.device != d`: the body sees both parts true
-        return narrowed_by(test, self.aliases.qualify, self.scope.lookup)
+        out = narrowed_by(test, self.aliases.qualify, self.scope.lookup)
+        return out + self._instances_narrowed(test, {name for name, _v in out})
+
+    def _instances_narrowed(self, test: cst.BaseExpression, done: set) -> list:
+        """``isinstance(m, MoE)`` of a name inference cannot see: an instance of that class of the
+        project, as an annotation ``m: MoE`` says (``for m in model.modules(): if isinstance(...)``)."""
+        if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
+            return self._instances_narrowed(test.left, done) + self._instances_narrowed(test.right, done)
+        if not (type(test) is cst.Call and type(test.func) is cst.Name and test.func.value == "isinstance"
+                and len(test.args) == 2 and type(test.args[0].value) is cst.Name
+                and type(test.args[1].value) in (cst.Name, cst.Attribute)):
+            return []
+        name = test.args[0].value.value
+        current = self.scope.lookup(name)
+        if name in done or (current is not None and (current.kind != UNKNOWN or current.ref is not None)):
+            return []
+        v = self.evaluator.annotation_value(test.args[1].value)
+        return [(name, v)] if v.kind in (MODULE, OBJECT) and v.cls is not None else []
 
     def leave_assert(self, node: cst.Assert) -> None:
         """``assert isinstance(x, torch.Tensor)``: the rest of the block sees a tensor, as in an if."""

@@ -38,8 +38,9 @@ class BatchLoops:
         via = None if steps else tuple(k for k in calls if k.startswith(self.module_name + "."))
         if not steps and not via:
             return
-        it = node.iter
-        while True:
+        todo = [node.iter]
+        while todo:
+            it = todo.pop()
             if moved:
                 if steps:
                     self.batch_iters.add(id(it))
@@ -49,10 +50,13 @@ class BatchLoops:
                 self.loop_passes[id(it)] = passes
             if via:
                 self._step_via[id(it)] = via
-            # `enumerate(loader)`, `tqdm(loader)`: the evaluator asks about the wrapped iterable
-            if not (type(it) is cst.Call and it.args and type(it.func) is cst.Name and it.func.value in WRAPPERS):
-                break
-            it = it.args[0].value
+            # `enumerate(loader)`, `tqdm(loader)`: the evaluator asks about the wrapped iterable;
+            # `zip(range(steps), loader)`: about each (a range or a list is no batch iterable anyway)
+            if type(it) is cst.Call and it.args and type(it.func) is cst.Name:
+                if it.func.value in WRAPPERS:
+                    todo.append(it.args[0].value)
+                elif it.func.value == "zip":
+                    todo.extend(_zipped_moved(it, node.target, moved_here))
 
     def _steps_in(self, key: int) -> bool:
         """The loop whose iterable is ``key`` steps: its own ``.backward()``/``.step()``, or a call
@@ -90,3 +94,17 @@ class BatchLoops:
         if name is None:
             return False
         return name in f.moved or any(f.comp_sources.get(m) == name for m in f.moved)
+
+
+def _zipped_moved(it: cst.Call, target: cst.BaseExpression, moved: set) -> list:
+    """The iterables of ``zip(range(steps), loader)`` whose part of the loop's target the body
+    moves (``for step, (x, y) in ...: x.to(d)``: ``loader``); none where the target is not
+    unpacked member by member."""
+    args = [a.value for a in it.args if a.keyword is None and not a.star]
+    if type(target) not in (cst.Tuple, cst.List) or len(target.elements) != len(args):
+        return []
+    # a name or an attribute holding the iterable (`loader`, `self.train_loader`), not a call's
+    # result (`model.parameters()`: the items moved are parameters, not batches)
+    return [a for a, el in zip(args, target.elements)
+            if target_names(el.value) & moved and type(a) in (cst.Name, cst.Attribute)]
+
