@@ -54,10 +54,12 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
     holds only the files checked before this one (import order): the rules use it and record
     what each reference resolved to; the interface is extracted as without a project.
     ``trees``: where a run keeps parsed modules between its checks of a file (``run.kept``):
-    ``trees.taken(path, source)`` gives the tree of that very text and its index, or None;
-    ``trees.offer(path, source, module, report, index)`` is told of each tree parsed here (LibCST
-    trees are immutable; the index is a function of the tree and the module's name) and says
-    whether it keeps them (then the index is not released here).
+    ``trees.taken(path, source)`` gives the tree of that very text, its index and a memo of its
+    checks, or None; ``trees.offer(path, source, module, report, index)`` is told of each tree
+    parsed here (LibCST trees are immutable; the index is a function of the tree and the module's
+    name) and gives the memo where it keeps them (then the index is not released here). The
+    memo holds what follows from the text and tree alone: the ``# noqa`` table, the positions
+    of a list of reported nodes (``_where``).
     """
     report = FileReport(path)
     held = trees.taken(path, source) if trees is not None else None
@@ -109,14 +111,17 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
         report.open_params = set(evaluator.open_params) | own.open_params
     if project is None or want_interface:
         report.interface = extract_interface(index, evaluator, report.summary)
-    if trees is not None and trees.offer(path, source, module, report, index if owned else None):
-        owned = False
+    memo = held[2] if held is not None else None
+    if trees is not None:
+        offered = trees.offer(path, source, module, report, index if owned else None)
+        if offered is not None:
+            owned, memo = False, offered
     if not ctx.findings:
         if owned:
             index.release()
         return report
-    report.noqa = Suppressions(source)
-    where = positions(module, (f.node for f in ctx.findings), source, places(module, index, ctx.findings, statements))
+    report.noqa = _suppressions(source, memo)
+    where = _where(module, source, index, ctx.findings, statements, memo)
     if owned:
         index.release()
     seen = set()
@@ -137,6 +142,31 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
         report.frequency.append(raw.frequency)
     ctx.findings.clear()  # each holds its rule, which holds ctx: a cycle holding the tree (gc_pause)
     return report
+
+
+def _suppressions(source: str, memo: Optional[dict]) -> Suppressions:
+    """``Suppressions(source)``, made once per kept text (it reads the text alone)."""
+    if memo is None:
+        return Suppressions(source)
+    got = memo.get("noqa")
+    if got is None:
+        got = memo["noqa"] = Suppressions(source)
+    return got
+
+
+def _where(module: cst.Module, source: str, index: FileIndex, findings, statements, memo: Optional[dict]):
+    """The positions of the reported nodes; with a kept tree's ``memo``, made once per list of
+    (node, function) reported: they follow from those, the tree and its text alone (``places``
+    reads the index and the walk's top-level statements, both fixed by the tree)."""
+    key = ("positions", tuple((id(f.node), f.function) for f in findings))
+    if memo is not None:
+        got = memo.get(key)
+        if got is not None:
+            return got
+    where = positions(module, (f.node for f in findings), source, places(module, index, findings, statements))
+    if memo is not None:
+        memo[key] = where
+    return where
 
 
 def _kept_index(held, module_name: Optional[str]) -> Optional[FileIndex]:
