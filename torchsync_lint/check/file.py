@@ -54,13 +54,20 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
     holds only the files checked before this one (import order): the rules use it and record
     what each reference resolved to; the interface is extracted as without a project.
     ``trees``: where a run keeps parsed modules between its checks of a file (``run.kept``):
-    ``trees.take(path, source)`` gives the tree of that very text or None, ``trees.offer(path,
-    source, module, report)`` is told of each tree parsed here (LibCST trees are immutable).
+    ``trees.taken(path, source)`` gives the tree of that very text, its index and a memo of its
+    checks, or None; ``trees.offer(path, source, module, report, index)`` is told of each tree
+    parsed here (LibCST trees are immutable; the index is a function of the tree and the module's
+    name) and gives the memo where it keeps them (then the index is not released here). The
+    memo holds what follows from the text and tree alone: the ``# noqa`` table, the positions
+    of a list of reported nodes (``_where``).
     """
     report = FileReport(path)
-    report.error = pre_parse_error(source, path)
-    if report.error is not None:
-        return report
+    held = trees.taken(path, source) if trees is not None else None
+    if held is None:
+        # a kept tree was parsed from this very text at this path: it passed this test then
+        report.error = pre_parse_error(source, path)
+        if report.error is not None:
+            return report
     if (project is None or ordered) and not any(word in source for word in PREFILTER):
         # checked again with the project (callers pass it tensors), a file is never skipped
         if "import" in source or "def " in source:
@@ -68,7 +75,7 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
             interface_only(source, path, module_name, report, guarded=True)
         return report
     try:
-        module = _parse(source, path, trees)
+        module = held[0] if held is not None else parse_module(source)
     except cst.ParserSyntaxError as exc:
         # Only on failure: a second parse by CPython for a message that names the real line.
         report.error = python_syntax_error(source, path) or FileError(
@@ -77,7 +84,10 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
     except Exception as exc:  # LibCST raises a few other types on exotic input
         report.error = FileError(path, f"cannot parse: {type(exc).__name__}: {exc}")
         return report
-    index = _index(module, path, module_name)
+    index = _kept_index(held, module_name)
+    owned = index is None  # built here: released here unless ``trees`` keeps it
+    if index is None:
+        index = _index(module, path, module_name)
     report.summary = summarise(index)
     rules_classes = select_rules(options.select, options.ignore)
     evaluator = Evaluator(index, frozenset(options.hot_functions), project=project)
@@ -101,14 +111,19 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
         report.open_params = set(evaluator.open_params) | own.open_params
     if project is None or want_interface:
         report.interface = extract_interface(index, evaluator, report.summary)
+    memo = held[2] if held is not None else None
     if trees is not None:
-        trees.offer(path, source, module, report)
+        offered = trees.offer(path, source, module, report, index if owned else None)
+        if offered is not None:
+            owned, memo = False, offered
     if not ctx.findings:
-        index.release()
+        if owned:
+            index.release()
         return report
-    report.noqa = Suppressions(source)
-    where = positions(module, (f.node for f in ctx.findings), source, places(module, index, ctx.findings, statements))
-    index.release()
+    report.noqa = _suppressions(source, memo)
+    where = _where(module, source, index, ctx.findings, statements, memo)
+    if owned:
+        index.release()
     seen = set()
     for raw in ctx.findings:
         rng = where.get(raw.node)
@@ -129,9 +144,37 @@ def check_source(source: str, path: str, options: Options, module_name: Optional
     return report
 
 
-def _parse(source: str, path: str, trees) -> cst.Module:
-    module = trees.take(path, source) if trees is not None else None
-    return module if module is not None else parse_module(source)
+def _suppressions(source: str, memo: Optional[dict]) -> Suppressions:
+    """``Suppressions(source)``, made once per kept text (it reads the text alone)."""
+    if memo is None:
+        return Suppressions(source)
+    got = memo.get("noqa")
+    if got is None:
+        got = memo["noqa"] = Suppressions(source)
+    return got
+
+
+def _where(module: cst.Module, source: str, index: FileIndex, findings, statements, memo: Optional[dict]):
+    """The positions of the reported nodes; with a kept tree's ``memo``, made once per list of
+    (node, function) reported: they follow from those, the tree and its text alone (``places``
+    reads the index and the walk's top-level statements, both fixed by the tree)."""
+    key = ("positions", tuple((id(f.node), f.function) for f in findings))
+    if memo is not None:
+        got = memo.get(key)
+        if got is not None:
+            return got
+    where = positions(module, (f.node for f in findings), source, places(module, index, findings, statements))
+    if memo is not None:
+        memo[key] = where
+    return where
+
+
+def _kept_index(held, module_name: Optional[str]) -> Optional[FileIndex]:
+    """The index kept with a tree (``run.kept``), where it names the module as ``_index`` would
+    here (kept ones are built with the name the path gives)."""
+    if held is None or module_name is not None:
+        return None
+    return held[1]
 
 
 @gc_pause.per_file
@@ -139,14 +182,19 @@ def project_interface(source: str, path: str, options: Options, project, trees=N
     """The interface ``check_source(..., project=project, want_interface=True)`` extracts, without
     the rule walk: for a file whose findings the project pass knows are unchanged
     (``run.second_pass``). None where the file cannot be parsed."""
+    held = trees.taken(path, source) if trees is not None else None
     try:
-        module = _parse(source, path, trees)
+        module = held[0] if held is not None else parse_module(source)
     except Exception:
         return None
-    index = _index(module, path, None)
+    index = _kept_index(held, None)
+    owned = index is None
+    if index is None:
+        index = _index(module, path, None)
     evaluator = Evaluator(index, frozenset(options.hot_functions), project=project)
     interface = extract_interface(index, evaluator, summarise(index))
-    index.release()
+    if owned:
+        index.release()
     return interface
 
 
