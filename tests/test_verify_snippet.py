@@ -256,3 +256,31 @@ def test_a_tensor_formatted_with_a_number_format_is_one_element(tmp_path):
     item = Finding("show.py", 5, line.index("f'") + 1, 5, len(line), "TSL006", "n", "m")
     specs = extract_file(str(path), [(0, item)])[0].specs
     assert "scalar" in specs["loss"]["roles"] and "scalar" not in specs["name"]["roles"]
+
+
+def test_an_index_tsl303_reads_as_an_int_is_0_dim_and_a_module_moved_by_tsl412_is_on_the_host(tmp_path):
+    # TSL303 reports `table[t]` of a CPU table because only a 0-dim GPU index works there: the
+    # stand-in for `t` must have no dimensions (a 1-D one raises, and the verdict was inconclusive);
+    # TSL412 reports moving a module built on the host: its stand-in must hold host parameters
+    src = ("import torch\n\nTABLE = torch.linspace(0, 1, 10)\n\n\ndef f(t: torch.Tensor, model, device='cuda'):\n"
+           "    a = TABLE[t]\n    model.to(device)\n    return a, list(model.parameters())\n")
+    path = tmp_path / "tables.py"
+    path.write_text(src)
+    lines = src.splitlines()
+    items = [Finding("tables.py", 7, lines[6].index("t]") + 1, 7, lines[6].index("t]") + 2, "TSL303", "n", "m"),
+             Finding("tables.py", 8, 5, 8, len(lines[7]) + 1, "TSL412", "n", "m")]
+    out = extract_file(str(path), list(enumerate(items)))
+    assert "int_index" in out[0].specs["t"]["roles"]
+    assert "host_module" in out[1].specs["model"]["roles"]
+
+
+def test_stand_ins_for_int_indexes_and_host_modules():
+    torch = __import__("pytest").importorskip("torch")
+    from torchsync_lint.verify.synth import Plan, Synth
+
+    synth = Synth(torch, Plan((4, 10)), "cpu")
+    t = synth.value({"kind": "tensor", "roles": ["index", "int_index"]}, "t")
+    assert t.dim() == 0 and t.dtype == torch.int64
+    assert synth.value({"kind": "tensor", "roles": ["index"]}, "i").dim() >= 1  # an index of positions
+    host = synth.value({"kind": "module", "roles": ["host_module"]}, "model")
+    assert [p.device.type for p in host.parameters()] == ["cpu"] and torch.equal(host(t), t)

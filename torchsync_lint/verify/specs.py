@@ -222,8 +222,8 @@ class Probe:
                 roles.add("mask")
             if self.codes.get(key) == "TSL412" and spec.get("kind") in ("module", "unknown"):
                 roles.add("host_module")  # the rule reports a module built on the host and moved here
-            if self.codes.get(key) == "TSL303" and "index" in roles and spec.get("kind") == "tensor":
-                roles.add("scalar")  # an index the rule says is read as a Python int has no dimensions
+            if self.codes.get(key) == "TSL303" and "index" in roles and spec.get("kind") in ("tensor", "unknown"):
+                roles.add("int_index")  # an index the rule says is read as a Python int has no dimensions
             if roles:
                 spec["roles"] = sorted(roles)
             specs[name] = spec

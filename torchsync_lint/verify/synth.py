@@ -130,8 +130,9 @@ class Synth:
         base = tuple(spec["shape"]) if spec.get("shape") is not None else plan.base
         small = min(base) if base else 2
         indexed = roles & {"subscripted", "index", "mask", "index_values"}
-        scalar = ("scalar" in roles and not indexed) or (plan.scalars and not indexed and "receiver" not in roles)
-        if scalar and spec.get("dtype") is None and "scalar" in roles:
+        scalar = (("scalar" in roles and not indexed) or (plan.scalars and not indexed and "receiver" not in roles)
+                  or "int_index" in roles)  # an index read as a Python int (TSL303): 0-dim
+        if scalar and spec.get("dtype") is None and roles & {"scalar", "int_index"}:
             dtype = "int"  # sizes, slice bounds, int()/range() arguments
         if scalar:
             shape = ()
