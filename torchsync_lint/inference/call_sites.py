@@ -31,7 +31,6 @@ from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.values import (
     BATCH,
     CPU,
-    DICT,
     MODULE,
     OBJECT,
     SELF,
@@ -41,6 +40,7 @@ from torchsync_lint.inference.values import (
     Value,
     join,
     join_maybe,
+    join_passed,
 )
 
 
@@ -215,21 +215,7 @@ class CallSites(HeldSites):
             return UNKNOWN_VALUE
         if not values:
             return None
-        if any(v.kind == BATCH for v in values):
-            # a recursive batch helper passes itself parts of what it got: those are unknown
-            # while the parameter is being computed, and do not erase the batch
-            values = [v for v in values if not (v.kind == UNKNOWN and v.ref is None)]
-        elif any(v.kind == TENSOR and not v.assumed and not v.maybe or v.kind == DICT and v.keys for v in values):
-            # some call sites pass a tensor (or a dict of named values), the others what inference
-            # cannot see (`self.sigma(t)`, `sample = t(sample)` in a chain of transforms): the
-            # evidence wins over the gaps; a site passing a Python number makes it maybe a tensor
-            # (`meter.update(loss.item())` here, `meter.update(acc)` there: the statement waits on
-            # the calls that pass a tensor)
-            values = [v for v in values if not (v.kind == UNKNOWN and v.ref is None)]
-        out = values[0]
-        for v in values[1:]:
-            out = join_maybe(out, v)
-        return out
+        return join_passed(values)[0]
 
     def _passed_tensor(self, func: FunctionInfo, name: str, pos: Optional[int]) -> Optional[Value]:
         """The join of the tensors some of the file's call sites pass for a parameter (the others

@@ -13,7 +13,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 from torchsync_lint.inference import by_name
 from torchsync_lint.inference.by_name import BY_NAME
 from torchsync_lint.inference.handed import argument_data
-from torchsync_lint.inference.values import CPU, TENSOR, UNKNOWN, UNKNOWN_VALUE, Value, from_data, join_maybe
+from torchsync_lint.inference.values import CPU, TENSOR, UNKNOWN, UNKNOWN_VALUE, Value, from_data, join_passed
 
 TEST_CALL = "@test"  # a keyword no call can pass: marks the calls of a test module
 
@@ -157,7 +157,6 @@ class ProjectCalls:
         if got is not None:
             return got
         self._params[k] = UNKNOWN_VALUE  # recursion through arguments
-        out: Optional[Value] = None
         values: List[Value] = []
         calls = self._call_index().get(func_key, ())
         placed = [c for c in calls if BY_NAME not in c[1]]
@@ -178,18 +177,13 @@ class ProjectCalls:
             if tensors_only and (v.kind != TENSOR or v.assumed or v.ref is not None):
                 continue
             values.append(v)
-        gaps = False
-        if any(v.kind == TENSOR and not v.assumed and not v.maybe for v in values):
-            # as in the file's own call sites (``CallSites._passed``): some calls pass a tensor,
-            # others what inference cannot see (a parameter nobody passes): the evidence wins over
-            # the gaps as to what it is, and a Python number beside it makes it maybe a tensor;
-            # where it lives the gaps leave open (`rows.to("cuda")` of a value inference cannot see)
-            kept = [v for v in values if not (v.kind == UNKNOWN and v.ref is None)]
-            gaps, values = len(kept) < len(values), kept
-        for v in values:
-            out = v if out is None else join_maybe(out, v)
-        if gaps and out is not None and out.kind == TENSOR:
-            out = out.with_(device=None)
+        out: Optional[Value] = None
+        if values:
+            # as for the file's own call sites (``values.join_passed``), except where the value
+            # lives: a gap may be a GPU tensor (`rows.to("cuda")` of a value inference cannot see)
+            out, gaps = join_passed(values)
+            if gaps and out.kind == TENSOR:
+                out = out.with_(device=None)
         out = out if out is not None else UNKNOWN_VALUE
         self._params[k] = out
         return out

@@ -233,6 +233,24 @@ def join_members(a: Value, b: Value) -> Value:
     return out
 
 
+def join_passed(values: list) -> Tuple[Value, bool]:
+    """What the call sites of a parameter pass, joined, and whether gaps were dropped. Where some
+    pass evidence (a tensor, a dict of named values, a loader's batch) and others what inference
+    cannot see (`self.sigma(t)`, a parameter nobody passes, a recursive batch helper's parts), the
+    evidence wins over the gaps; a site passing a Python number beside a tensor makes it maybe a
+    tensor (`meter.update(loss.item())` here, `meter.update(acc)` there: the statement waits on the
+    calls that pass a tensor). ``values`` is not empty."""
+    if any(v.kind == BATCH or v.kind == TENSOR and not v.assumed and not v.maybe or v.kind == DICT and v.keys
+           for v in values):
+        kept = [v for v in values if not (v.kind == UNKNOWN and v.ref is None)]
+    else:
+        kept = values
+    out = kept[0]
+    for v in kept[1:]:
+        out = join_maybe(out, v)
+    return out, len(kept) < len(values)
+
+
 def element_of(v: Value) -> Value:
     """What iterating ``v`` yields, where the value alone says it: a DataLoader's batches, a
     tensor's rows (one dimension less), a sequence's members."""

@@ -7,17 +7,14 @@ from torchsync_lint.inference.values import OBJECT, Value
 from torchsync_lint.rules.base import Rule
 
 # The optimizer steps this rule reports (read by rules.claims; truth row optim-07).
-LBFGS_CALLS = frozenset(("torch.optim.LBFGS.step",))
+LBFGS_CALLS = frozenset(q + ".step" for q in api.HOST_CHECKING_OPTIMIZERS)
 
 
 def _may_be_lbfgs(v: Value) -> bool:
     """An LBFGS optimizer, or an instance of one of several classes one of which is
     (`optimizers.get(name)` returning LBFGS for one name, Adam for another)."""
-    if v.kind != OBJECT:
-        return False
-    if v.cls is not None:
-        return v.cls in api.HOST_CHECKING_OPTIMIZERS
-    return any(m.cls in api.HOST_CHECKING_OPTIMIZERS for m in v.elts)
+    return v.kind == OBJECT and any(m.cls in api.HOST_CHECKING_OPTIMIZERS
+                                    for m in ((v,) if v.cls is not None else v.elts))
 
 
 class LbfgsStep(Rule):

@@ -121,6 +121,16 @@ RULE_ROLES = {
 }
 
 
+def _rule_shapes(code: str, kind, roles) -> set:
+    """What a rule's report says about a known kind of operand: TSL412 moves a module built on the
+    host; an index TSL303 reads as a Python int has no dimensions."""
+    if code == "TSL412" and kind in ("module", "unknown"):
+        return {"host_module"}
+    if code == "TSL303" and "index" in roles and kind in ("tensor", "unknown"):
+        return {"int_index"}
+    return set()
+
+
 DEVICE_NAME = ("device", "dev")
 
 
@@ -220,10 +230,7 @@ class Probe:
                 roles.add(rule_role)
             if spec.get("dtype") == "bool" and "index" in roles:
                 roles.add("mask")
-            if self.codes.get(key) == "TSL412" and spec.get("kind") in ("module", "unknown"):
-                roles.add("host_module")  # the rule reports a module built on the host and moved here
-            if self.codes.get(key) == "TSL303" and "index" in roles and spec.get("kind") in ("tensor", "unknown"):
-                roles.add("int_index")  # an index the rule says is read as a Python int has no dimensions
+            roles |= _rule_shapes(self.codes.get(key, ""), spec.get("kind"), roles)
             if roles:
                 spec["roles"] = sorted(roles)
             specs[name] = spec
