@@ -47,6 +47,7 @@ MODULES = (
     'tsl411_load_to_device',
     'tsl412_module_to_device',
     'tsl413_lbfgs_step',
+    'tsl414_backward_to_host',
 )
 
 RULES = {
@@ -90,4 +91,5 @@ RULES = {
     'TSL411': ('load-to-device', '`torch.load` copies each tensor to the GPU (the `map_location` given, or the device it was saved from) and waits for the GPU; load outside the step, or with `map_location="cpu"`', True),
     'TSL412': ('module-to-device', 'moving this module to the GPU copies each of its parameters and buffers from the host, one blocking copy each; build its layers on the device (`device=`), or load the weights into a model made there', True),
     'TSL413': ('lbfgs-step', "`LBFGS.step` reads the loss and the gradient's size on the host (several times per step); take fewer, longer steps (a larger `max_iter`), or a first-order optimizer for mini-batches", True),
+    'TSL414': ('backward-to-host', "this backward() writes a gradient to a host tensor (a leaf made on the CPU, or a sparse or bag embedding's) and waits for the GPU; make the leaf on the device (`device=`) or a parameter of a module that is moved", True),
 }
