@@ -52,7 +52,11 @@ from torchsync_lint.inference.values import (
     tensor,
 )
 from torchsync_lint.inference.tensor_methods import SHAPE_KEEPING
-from torchsync_lint.inference.torch_calls import DTYPE_NAMES, EXTERNAL_ROOTS, INT, MODULE_SELF_METHODS
+from torchsync_lint.inference.torch_calls import DTYPE_NAMES, EXTERNAL_ROOTS, INT
+
+# references (``inference.project``) to what may be an instance of another file's class: a
+# constructor's or function's result, a module moved, a member unpacked, a method's result
+INSTANCE_REFS = ("call", "moved", "elt", "invoked", "called")
 
 
 class Calls:
@@ -127,7 +131,7 @@ class Calls:
                 got = self._method_result(m, name, call, scope)
                 out = got if out is None else join(out, got)
             return out
-        if recv.kind == MODULE and name in MODULE_SELF_METHODS:
+        if recv.kind == MODULE and name in facts.module_self_methods():
             return recv
         if recv.kind == MODULE and name == "state_dict":
             return Value(DICT, item=tensor())  # its parameters and buffers, where the module is
@@ -289,6 +293,9 @@ class Calls:
                     return self.call_held(attr, call, scope)
                 if attr.kind == FUNC and attr.item is not None:
                     return attr.item  # a callable declared `Callable[..., R]`
+                if attr.kind == UNKNOWN and attr.ref is not None and attr.ref[0] in INSTANCE_REFS:
+                    # `self.model = Model().to(d)` of another file's class: what calling it returns
+                    return self._ref(("called", attr.ref) + self._call_flag(call, scope))
                 if attr.kind == UNKNOWN and scope.cls is not None and name not in scope.cls.attrs:
                     for base in self._foreign_bases(scope.cls):
                         # a method inherited from another file
@@ -328,6 +335,12 @@ class Calls:
             if recv.kind == UNKNOWN and recv.ref is not None and recv.ref[0] == "type":
                 # `self.scheduler.step(...)` where `scheduler: DDIMScheduler` names another file's class
                 return self._ref(("method", recv.ref[1], name) + self._call_flag(call, scope))
+            if recv.kind == UNKNOWN and recv.ref is not None and name in facts.module_self_methods():
+                # `Model().to("cuda")` of another file's class: the module itself, or a moved tensor
+                return self._ref(("moved", recv.ref, name))
+            if recv.kind == UNKNOWN and recv.ref is not None and recv.ref[0] in INSTANCE_REFS:
+                # `acc = Accuracy(); acc.compute()` of another file's class: what its method returns
+                return self._ref(("invoked", recv.ref, name) + self._call_flag(call, scope))
             return UNKNOWN_VALUE
         lambdas = self._lambdas(func, scope)
         if lambdas:

@@ -195,7 +195,19 @@ class FileContext:
     def _narrow(self, test: cst.BaseExpression):
         # `isinstance(x, Tensor) and x.device != d`: the body sees both parts true
         out = narrowed_by(test, self.aliases.qualify, self.scope.lookup)
+        func = self.function
+        if func is not None:
+            out = [(name, self._tensor_passed(func, name, v)) for name, v in out]
         return out + self._instances_narrowed(test, {name for name, _v in out})
+
+    def _tensor_passed(self, func: FunctionInfo, name: str, v: Value) -> Value:
+        """A parameter narrowed to a tensor: the tensors its callers pass say where it lives (where
+        what it holds here is not known: callers pass tensors and lists, say)."""
+        current = self.scope.lookup(name)
+        if v.kind != TENSOR or v.device is not None or current is None or current.kind != UNKNOWN or current.ref:
+            return v
+        got = self.evaluator.tensors_passed(func, name)
+        return got.with_(dtype=got.dtype or v.dtype) if got is not None else v
 
     def _instances_narrowed(self, test: cst.BaseExpression, done: set) -> list:
         """``isinstance(m, MoE)`` of a name inference cannot see: an instance of that class of the

@@ -31,6 +31,8 @@ class ClassInfo:
     # self.<attr> = <expr> assignments, in the method that made them
     attrs: Dict[str, List[Tuple["FunctionInfo", cst.BaseExpression]]] = field(default_factory=dict)
     buffers: Set[str] = field(default_factory=set)  # register_buffer / register_parameter names
+    # attributes some method uses as only a module is used (`self.model.parameters()`)
+    module_attrs: Set[str] = field(default_factory=set)
     is_module: bool = False
     # name = <expr> in the class body: what ``self.name`` reads until a method assigns it
     class_attrs: Dict[str, cst.BaseExpression] = field(default_factory=dict)

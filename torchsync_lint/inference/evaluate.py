@@ -43,16 +43,15 @@ from torchsync_lint.inference.values import (
     OBJECT,
     SELF,
     SELF_ATTR,
-    SIZE,
     STR,
     TENSOR,
-    TENSOR_SEQ,
     TUPLE,
     TYPE,
     UNKNOWN,
     UNKNOWN_VALUE,
     Value,
     element_of,
+    unpacked,
     join,
     join_maybe,
     number,
@@ -66,7 +65,6 @@ from torchsync_lint.inference.torch_calls import (  # noqa: F401 (re-exported)
     EXTERNAL_ROOTS,
     FULL_REDUCTIONS,
     INT,
-    MODULE_SELF_METHODS,
     SHAPE_ATTRS,
     TorchCalls,
     TYPED_TENSORS,
@@ -287,25 +285,17 @@ class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summ
                 if type(el) is cst.StarredElement:
                     self.bind(el.value, Value(LIST), scope)
                     continue
-                if value.kind in (TUPLE, LIST) and len(value.elts) == len(elements) and not starred:
-                    v = value.elts[i]
-                elif value.kind in (TUPLE, LIST) and starred and len(value.elts) >= len(elements) - 1:
+                if value.kind in (TUPLE, LIST) and starred and len(value.elts) >= len(elements) - 1:
                     # `a, *rest, b = t`: the names before the star count from the front, after it from the back
                     before = next(j for j, x in enumerate(elements) if type(x) is cst.StarredElement) > i
                     v = value.elts[i] if before else value.elts[len(value.elts) - (len(elements) - i)]
-                elif value.kind == SIZE:
-                    v = INT
-                elif value.kind in (LIST, TUPLE) and value.item is not None and not value.elts:
-                    v = value.item
-                elif value.kind == TENSOR:
-                    v = tensor(value.device, value.dtype).with_(assumed=value.assumed)
-                elif value.kind == TENSOR_SEQ:  # a common dtype (nonzero: int) and its members' rank
-                    v = tensor(value.device, value.dtype).with_(assumed=value.assumed, ndim=value.ndim,
-                                                                zero_dim=value.ndim == 0)
-                elif value.kind == BATCH:
-                    v = value  # `images, targets = batch`
-                else:
+                elif starred and value.kind in (TUPLE, LIST) and value.elts:
                     v = UNKNOWN_VALUE
+                elif value.kind == UNKNOWN and value.ref is not None and not starred:
+                    # `out, lengths = self.model(x)` of another file's class: that member of what it returns
+                    v = Value(UNKNOWN, ref=("elt", i, len(elements), value.ref))
+                else:
+                    v = unpacked(value, i, len(elements))
                 self.bind(el.value, v, scope)
 
     def iter_element(self, it: cst.BaseExpression, scope: Scope) -> Value:

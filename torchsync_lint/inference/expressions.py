@@ -231,6 +231,12 @@ class Expressions:
             key = string_key(e.slice[0].slice.value)
             if key is not None:
                 return base.keyed(key) or UNKNOWN_VALUE
+            if type(e.slice[0].slice.value) not in (cst.Integer, cst.Float):
+                # `metrics[self.monitor]`: one of the named values, whichever the key picks
+                out = base.keys[0][1]
+                for _k, v in base.keys[1:]:
+                    out = join_members(out, v)
+                return out
         if base.kind in (TUPLE, LIST, DICT) and base.item is not None and not base.elts and len(e.slice) == 1:
             if type(e.slice[0].slice) is cst.Slice:
                 return base if base.kind != DICT else UNKNOWN_VALUE

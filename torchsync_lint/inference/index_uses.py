@@ -36,6 +36,10 @@ class TensorUses:
             self._func_stack[-1].array_uses.add(node.value.value)
         elif type(node.value) is cst.Name and node.attr.value in MODULE_ONLY:
             self._func_stack[-1].module_uses.add(node.value.value)
+        elif (node.attr.value in MODULE_ONLY and type(node.value) is cst.Attribute
+              and type(node.value.value) is cst.Name and node.value.value.value == "self"
+              and self._func_stack[-1].cls is not None):
+            self._func_stack[-1].cls.module_attrs.add(node.value.attr.value)  # `self.model.parameters()`
         elif type(node.value) is cst.Name and node.attr.value == "unscale_":
             self._func_stack[-1].scaler_uses.add(node.value.value)  # only a GradScaler unscales
         elif node.attr.value == "backward" and type(node.value) is cst.Call:

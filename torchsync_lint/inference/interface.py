@@ -169,7 +169,13 @@ def _method_calls(index: FileIndex, evaluator: Evaluator) -> List[list]:
             # an instance of one of several classes (`for cb in self.callbacks`): placed by name too
             unplaced = recv.kind == UNKNOWN and recv.ref is None or recv.kind in (MODULE, OBJECT) and recv.cls is None
             if recv.kind in (MODULE, OBJECT) and recv.cls is not None:
-                if recv.cls.startswith("torch.") or evaluator._local_class(recv.cls) is not None:
+                if recv.cls.startswith("torch."):
+                    # declared as torch's base class (`processor: nn.Module`) and asked for a method
+                    # the base lacks: one of the project's subclasses runs, found by name
+                    if not by_name.eligible(name):
+                        continue
+                    unplaced = True
+                elif evaluator._local_class(recv.cls) is not None:
                     continue
             elif not (recv.kind == UNKNOWN and recv.ref is not None or unplaced and by_name.eligible(name)):
                 continue

@@ -38,6 +38,7 @@ from torchsync_lint.inference.values import (
     UNKNOWN_VALUE,
     Value,
     element_of,
+    unpacked,
     from_data,
     join,
     tensor,
@@ -354,6 +355,25 @@ class Project(ProjectCalls):
             return join(self.deep(ref[1]), self.deep(ref[2]))
         if kind == "iter":  # what iterating another file's value yields
             return element_of(self.resolve(ref[1]))
+        if kind == "moved":  # `Model().to(d)` of another file's value: a module returns itself
+            v = self.resolve(ref[1])
+            if v.kind in (MODULE, OBJECT):
+                return v
+            if v.kind == TENSOR:  # a tensor's copy: where to is not in the reference
+                return v.with_(device=CUDA if ref[2] == "cuda" else CPU if ref[2] == "cpu" else None)
+            return UNKNOWN_VALUE
+        if kind == "called":  # calling an instance that another file's value resolves to
+            v = self.resolve(ref[1])
+            if v.kind in (MODULE, OBJECT) and v.cls is not None:
+                return self.resolve(("method", v.cls, "__call__") + tuple(ref[2:]))
+            return UNKNOWN_VALUE
+        if kind == "invoked":  # a method of what another file's value resolves to
+            v = self.resolve(ref[1])
+            if v.kind in (MODULE, OBJECT) and v.cls is not None:
+                return self.resolve(("method", v.cls, ref[2]) + tuple(ref[3:]))
+            return UNKNOWN_VALUE
+        if kind == "elt":  # member i of n unpacked from another file's value
+            return unpacked(self.resolve(ref[3]), ref[1], ref[2])
         if kind == "call":
             loc = self.locate(ref[1])
             if loc is None:

@@ -87,7 +87,8 @@ FULL_REDUCTIONS = frozenset(
 
 # Imported modules whose names never lead into the project (no reference worth keeping).
 # nn.Module methods that return the module itself
-MODULE_SELF_METHODS = frozenset("to cuda cpu eval train half float double bfloat16 requires_grad_ type".split())
+# the standard library's copies: a value like the original, on the same device
+COPIES = frozenset(("copy.deepcopy", "copy.copy"))
 
 
 class TorchCalls:
@@ -101,6 +102,8 @@ class TorchCalls:
             return Value(NDARRAY)
         if q.startswith("math."):
             return number()
+        if q in COPIES and len(call.args) == 1 and call.args[0].keyword is None:
+            return self.infer(call.args[0].value, scope)  # `deepcopy(default)`: the same kind of value, where it was
         if containers.is_container_class(q):
             dev = self.device_arg(call, scope)  # `TensorDict({...}, batch_size=[n], device=d)`
             return containers.container(None if dev in (None, "?") else dev)

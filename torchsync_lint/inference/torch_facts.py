@@ -127,6 +127,12 @@ def framework_methods() -> frozenset[str]:
 
 
 @functools.cache
+def module_self_methods() -> frozenset[str]:
+    """`nn.Module` methods that return the module itself (`to`, `cuda`, `eval`, `train`...)."""
+    return frozenset(data()["module_self_methods"])
+
+
+@functools.cache
 def stateless_modules() -> frozenset[str]:
     """torch.nn module classes without parameters or buffers (`torch.nn.ReLU`)."""
     return frozenset(data()["stateless_modules"])

@@ -251,6 +251,35 @@ def join_passed(values: list) -> Tuple[Value, bool]:
     return out, len(kept) < len(values)
 
 
+def off_host(v: Value) -> Value:
+    """``v`` with every tensor it holds on the host said to be of unknown place (what a package's
+    tests pass: the kind of value its API takes, made on the CPU of a test machine)."""
+    if v.kind == TENSOR:
+        return v.with_(device=None) if v.device == CPU else v
+    if v.kind in (DICT, LIST, TUPLE) and (v.item is not None or v.elts or v.keys):
+        return v.with_(item=off_host(v.item) if v.item is not None else None,
+                       elts=tuple(off_host(e) for e in v.elts), keys=tuple((k, off_host(x)) for k, x in v.keys))
+    return v
+
+
+def unpacked(value: Value, i: int, n: int) -> Value:
+    """Member ``i`` of ``a, b, ... = value`` with ``n`` names (no star)."""
+    if value.kind in (TUPLE, LIST) and len(value.elts) == n:
+        return value.elts[i]
+    if value.kind == SIZE:
+        return Value(NUMBER, dtype="int")
+    if value.kind in (LIST, TUPLE) and value.item is not None and not value.elts:
+        return value.item
+    if value.kind == TENSOR:
+        return tensor(value.device, value.dtype).with_(assumed=value.assumed)
+    if value.kind == TENSOR_SEQ:  # a common dtype (nonzero: int) and its members' rank
+        return tensor(value.device, value.dtype).with_(assumed=value.assumed, ndim=value.ndim,
+                                                       zero_dim=value.ndim == 0)
+    if value.kind == BATCH:
+        return value  # `images, targets = batch`
+    return UNKNOWN_VALUE
+
+
 def element_of(v: Value) -> Value:
     """What iterating ``v`` yields, where the value alone says it: a DataLoader's batches, a
     tensor's rows (one dimension less), a sequence's members."""

@@ -3,7 +3,7 @@
 import libcst as cst
 
 from torchsync_lint.inference import torch_facts
-from torchsync_lint.inference.values import MODULE, SELF
+from torchsync_lint.inference.values import MODULE, SELF, UNKNOWN
 from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._common import names_a_gpu_device, non_blocking, on_self
 
@@ -15,7 +15,9 @@ class ModuleToDevice(Rule):
     """
     ## What it does
     Flags moving a module held in a variable or attribute to the GPU (`model.to(device)`,
-    `self.to(device)` in a module's own method, `model.cuda()`) outside the per-step code: in
+    `self.to(device)` in a module's own method, `model.cuda()`; `self.model = build(cfg).to(device)`
+    where a method of the class uses `self.model` as only a module is used, `self.model.parameters()`)
+    outside the per-step code: in
     set-up code (a constructor, a `load` or `build` helper, a pipeline's preparation) it copies
     every parameter and buffer the module holds on the host to the GPU, one blocking copy each.
 
@@ -80,6 +82,16 @@ class ModuleToDevice(Rule):
     )
     cold_only = True
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._bound_to: dict = {}  # id() of an assigned call -> its one target
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        # `self.model = build(cfg).to(d)`: the attribute (or name) it is bound to is used as a
+        # module elsewhere (`self.model.parameters()`): what is moved is a module
+        if len(node.targets) == 1 and type(node.value) is cst.Call:
+            self._bound_to[id(node.value)] = node.targets[0].target
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if not (type(func) is cst.Attribute and func.attr.value in ("to", "cuda")) or non_blocking(node):
@@ -94,8 +106,17 @@ class ModuleToDevice(Rule):
             # `self.to(d)` / `self.sub.to(d)` in another method (an `encode`, a `train`) runs on
             # every call: the module is on the device after the first (sentence-transformers)
             return
-        if self._is_module(func.value):
+        if self._is_module(func.value) or self._bound_to_module(node):
             self.report(node)
+
+    def _bound_to_module(self, node: cst.Call) -> bool:
+        target = self._bound_to.get(id(node))
+        f = self.ctx.function
+        if target is None or f is None or self.ctx.value(node.func.value).kind != UNKNOWN:
+            return False
+        if on_self(target) and type(target) is cst.Attribute:
+            return f.cls is not None and target.attr.value in f.cls.module_attrs
+        return type(target) is cst.Name and target.value in f.module_uses
 
     def _is_module(self, expr: cst.BaseExpression) -> bool:
         v = self.ctx.value(expr)

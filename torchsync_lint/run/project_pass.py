@@ -289,5 +289,6 @@ def _informative(v: Value, project: Optional[Project] = None) -> bool:
     if v.kind == STR and v.device is not None:
         return True  # "cpu" / "cuda" passed as a device decides where tensors made with it live
     if v.kind in (LIST, TUPLE, DICT):
-        return bool(v.elts) or v.item is not None
+        # a dict of named values (`{"loss": mean.compute()}`) by what they hold
+        return bool(v.elts) or v.item is not None or any(_informative(x, project) for _k, x in v.keys)
     return False

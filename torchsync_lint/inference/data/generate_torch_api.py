@@ -33,6 +33,7 @@ import json
 import os
 import re
 import sys
+import typing
 from typing import Any, Optional
 
 from torchsync_lint.inference.data.annotations import BASE_KINDS
@@ -317,7 +318,20 @@ class Generator:
                 "return_types": self.files.return_types, "api": self.api,
                 "tensor_only_methods": self.tensor_only_methods(), "float_constants": self.float_constants(),
                 "excluded_with": self.excluded_with(), "stateless_modules": self.stateless_modules(),
-                "framework_methods": self.framework_methods()}
+                "framework_methods": self.framework_methods(), "module_self_methods": self.module_self_methods()}
+
+    def module_self_methods(self) -> list[str]:
+        """Public methods of `nn.Module` that return the module itself (declared `-> Self`, or `T`
+        bound to it; `to` through its overloads): `Model().to("cuda")` is that model."""
+        out = []
+        for name in dir(self.torch.nn.Module):
+            fn = getattr(self.torch.nn.Module, name)
+            if name.startswith("_") or not callable(fn):
+                continue
+            sigs = [inspect.signature(o) for o in typing.get_overloads(fn)] or [inspect.signature(fn)]
+            if all(getattr(s.return_annotation, "__name__", str(s.return_annotation)) in ("Self", "T") for s in sigs):
+                out.append(name)
+        return sorted(out)
 
     def framework_methods(self) -> list[str]:
         """Method names (the hooks subclasses override too: `_call`, `_inverse`) of the classes user

@@ -35,7 +35,7 @@ class Poisson1D:
 class Model:
     def __init__(self, pde, net, device="cuda", num_domain=64, num_boundary=2):
         self.pde = pde
-        self.net = net.to(device)
+        self.net = net.to(device)  # SYNC
         self.device = device
         self.num_domain = num_domain
         self.num_boundary = num_boundary

@@ -1,0 +1,2 @@
+from asrkit.model import ConformerLite
+from asrkit.train import Trainer
