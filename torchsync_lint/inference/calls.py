@@ -8,16 +8,17 @@ evaluator's ``infer``, ``returns_at``, ``method``, ``self_attr`` and ``_ref``).
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Optional
 
 import libcst as cst
 
-from torchsync_lint.inference import containers
 from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference import named_tuples
-from torchsync_lint.inference.torch_api import DISTRIBUTION_PREFIX, RELAYOUTS
-from torchsync_lint.inference.defs import class_level, generated_fields, string_key, torch_dim_keyword
+from torchsync_lint.inference.torch_api import DISTRIBUTION_PREFIX
+from torchsync_lint.inference.defs import class_level, torch_dim_keyword
 from torchsync_lint.inference.index import ClassInfo, FunctionInfo, any_base
+from torchsync_lint.inference.lambdas import Lambdas
+from torchsync_lint.inference.receiver_methods import ReceiverMethods
 from torchsync_lint.inference.roots import names_tensor_base
 from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.signatures import placeholder
@@ -31,7 +32,6 @@ from torchsync_lint.inference.values import (
     EVENT,
     FUNC,
     LIST,
-    MAX_KEYS,
     MODULE,
     NDARRAY,
     NUMBER,
@@ -59,7 +59,7 @@ from torchsync_lint.inference.torch_calls import DTYPE_NAMES, EXTERNAL_ROOTS, IN
 INSTANCE_REFS = ("call", "moved", "elt", "invoked", "called")
 
 
-class Calls:
+class Calls(Lambdas, ReceiverMethods):
     """Mixin of ``evaluate.Evaluator``."""
 
     def _instance(self, cls: ClassInfo) -> Value:
@@ -377,58 +377,6 @@ class Calls:
                 return self._with_fields(made, call, scope)
         return UNKNOWN_VALUE
 
-    def _lambdas(self, func: cst.BaseExpression, scope: Scope) -> List[cst.Lambda]:
-        """The lambdas a call may run: ``(lambda x: ...)(t)``, a name the function binds once to a
-        lambda, or a subscript of a dict literal of lambdas (``{"cos": lambda a, b: ...}[name]``),
-        written here or bound once to a name."""
-        if type(func) is cst.Subscript:
-            func = func.value
-            if type(func) is cst.Name:
-                func = self._bound_once(func.value, scope)
-            if type(func) is cst.Dict and func.elements and all(
-                    type(el) is cst.DictElement and type(el.value) is cst.Lambda for el in func.elements):
-                return [el.value for el in func.elements]
-            return []
-        if type(func) is cst.Name:
-            func = self._bound_once(func.value, scope)
-        return [func] if type(func) is cst.Lambda else []
-
-    def _bound_once(self, name: str, scope: Scope) -> Optional[cst.BaseExpression]:
-        """What the enclosing function binds ``name`` to, where its one binding is a plain assignment."""
-        if scope.func is None:
-            return None
-        # each binding's names computed once per function (``_bound_per_binding``): asked for
-        # every call of a name, this read every binding's targets again
-        found = [b for b, names in zip(scope.func.bindings, self._bound_per_binding(scope.func)) if name in names]
-        if len(found) != 1 or found[0][0] != "assign" or [type(t) for t in found[0][1]] != [cst.Name]:
-            return None
-        return found[0][2]
-
-    def _call_lambdas(self, lambdas: List[cst.Lambda], call: cst.Call, scope: Scope) -> Value:
-        """The join of what each lambda's body gives with the call's arguments bound to its parameters."""
-        if any(a.star for a in call.args):
-            return UNKNOWN_VALUE
-        out = None
-        for lam in lambdas:
-            key = ("lambda", id(lam))
-            if key in self._busy:
-                return UNKNOWN_VALUE
-            params = [p.name.value for p in lam.params.params]
-            values = {n: UNKNOWN_VALUE for n in params}
-            positional = [a for a in call.args if a.keyword is None]
-            for n, a in zip(params, positional):
-                values[n] = self.infer(a.value, scope)
-            for a in call.args:
-                if a.keyword is not None and a.keyword.value in values:
-                    values[a.keyword.value] = self.infer(a.value, scope)
-            self._busy.add(key)
-            try:
-                got = self.infer(lam.body, Scope(scope.func, scope, values))
-            finally:
-                self._busy.discard(key)
-            out = got if out is None else join(out, got)
-        return out if out is not None else UNKNOWN_VALUE
-
     def _class_level(self, func: cst.Attribute, recv: Value, scope: Scope) -> Optional[FunctionInfo]:
         """``Boxes.mask(x)`` / ``Boxes.build(x)``: a static or class method called through the
         name of a class of this file (``self`` is not passed)."""
@@ -439,85 +387,6 @@ class Calls:
             return None
         m = self.method(cls, func.attr.value)
         return m if m is not None and class_level(m.node) else None
-
-    def _with_fields(self, v: Value, call: cst.Call, scope: Scope) -> Value:
-        """``Out(logits, mask=x > 0)`` of a dataclass or NamedTuple class: the instance, with
-        what the call stores in each field (as a dict's keys): a bool mask or a 0-dim index
-        that the field's annotation (``Tensor``) does not say."""
-        if v.kind != OBJECT or v.cls is None or not call.args:
-            return v
-        names = self.field_names(v.cls)
-        if not names:
-            return v
-        keys = {}
-        positional = 0
-        for a in call.args:
-            if a.star:
-                return v
-            if a.keyword is None:
-                name = names[positional] if positional < len(names) else None
-                positional += 1
-            else:
-                name = a.keyword.value if a.keyword.value in names else None
-            if name is not None:
-                got = self.infer(a.value, scope)
-                if got.kind != UNKNOWN:
-                    keys[name] = got
-        return v.with_(keys=tuple(keys.items())[:MAX_KEYS]) if keys else v
-
-    def field_names(self, cls_key: str) -> tuple:
-        """The generated constructor's fields of a project class (``defs.generated_fields``),
-        those of dataclass bases first."""
-        local = self._local_class(cls_key)
-        if local is None:
-            return self.project.fields(cls_key) if self.project is not None else ()
-        own = generated_fields(local, self.aliases.qualify)
-        if not own:
-            return ()
-        for b in local.bases:
-            if b.split(".")[-1] != cls_key.split(".")[-1]:
-                base = self.index.classes.get(b.split(".")[-1])
-                inherited = self.field_names(base.key) if base is not None else ()
-                own = inherited + tuple(n for n in own if n not in inherited)
-        return own
-
-    def _batch_method(self, recv: Value, name: str, call: cst.Call, scope: Scope) -> Value:
-        """Methods of a batch from a DataLoader: moves to the device give device tensors; a dict
-        batch's values stay batches."""
-        on_device = recv.device == CUDA  # already moved (a Lightning step's batch)
-        if name in ("to", "cuda"):
-            if on_device:
-                return recv
-            moved = self.tensor_method(name, tensor(CPU), call, scope)
-            return moved if moved.device != CPU else recv
-        if name in ("get", "pop", "__getitem__", "values") or name in RELAYOUTS:
-            return recv
-        if name == "items":
-            return Value(LIST, item=Value(TUPLE, elts=(UNKNOWN_VALUE, recv)))
-        if name == "pin_memory":
-            return recv.with_(pinned=True)
-        if on_device and facts.method(name):
-            # any other Tensor method: default_collate made every number and array a tensor
-            return self.tensor_method(name, tensor(CUDA), call, scope)
-        return UNKNOWN_VALUE
-
-    @staticmethod
-    def _dict_method(recv: Value, name: str, call: cst.Call) -> Value:
-        if containers.is_container(recv):
-            return containers.method_result(recv, name)
-        if name in ("get", "pop", "setdefault", "__getitem__") and recv.keys and call.args:
-            key = string_key(call.args[0].value)
-            if key is not None:  # `.get("scale")` of `{"weight": t}`: not what the dict holds
-                return recv.keyed(key) or UNKNOWN_VALUE
-        if recv.item is None:
-            return UNKNOWN_VALUE
-        if name in ("get", "pop", "setdefault", "__getitem__"):
-            return recv.item
-        if name == "values":
-            return Value(LIST, item=recv.item)
-        if name == "items":
-            return Value(LIST, item=Value(TUPLE, elts=(UNKNOWN_VALUE, recv.item)))
-        return UNKNOWN_VALUE
 
     def _super_call(self, cls: ClassInfo, name: str, call: cst.Call, scope: Scope) -> Value:
         """``super().name(...)``: the first base class that defines it, here or in another file."""
