@@ -2,7 +2,7 @@
 
 import libcst as cst
 
-from torchsync_lint.inference.values import CPU, LIST, NDARRAY, NUMBER, TENSOR, TUPLE
+from torchsync_lint.inference.values import CPU, LIST, NDARRAY, NUMBER, TENSOR, TUPLE, UNKNOWN
 from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._indexing import (
     host_sequence,
@@ -85,7 +85,9 @@ class IndexPutPythonScalar(Rule):
     (it may be a boolean mask, which is sync-free with a scalar). A value inference cannot place
     is not reported. `x[idx] += 1` does not sync (its value is a GPU tensor) and is not reported.
     A one-element write is reported only where the tensor's rank is known from the factory that
-    made it (`torch.zeros(1, n, 1)`, `torch.ones((3, 3))`, `*_like` of such a tensor).
+    made it (`torch.zeros(1, n, 1)`, `torch.ones((3, 3))`, `*_like` of such a tensor), and each
+    index is a Python int or arithmetic inference cannot type (`i + shift`: an int or an
+    integer tensor, either way a wait).
 
     ## Verify
     `torchsync-lint --verify` times the statement after a queued `torch.cuda._sleep`: the host
@@ -133,6 +135,16 @@ class IndexPutPythonScalar(Rule):
             if type(el.slice) is not cst.Index or el.slice.star is not None:
                 return False
             v = self.ctx.value(el.slice.value)
-            if v.kind != NUMBER or v.dtype not in ("int", None) or is_literal_bool(el.slice.value):
+            if (v.kind != NUMBER or v.dtype not in ("int", None) or is_literal_bool(el.slice.value)) and not (
+                    v.kind == UNKNOWN and _arithmetic(el.slice.value)):
                 return False
         return True
+
+
+def _arithmetic(expr: cst.BaseExpression) -> bool:
+    """``index + int(start) + shift``: an int or an integer tensor, never a slice, ``None`` or a boolean
+    mask (either way the write of a host scalar waits: truth rows idxput-02, idxput-16)."""
+    return type(expr) is cst.BinaryOperation and type(expr.operator) in _INDEX_ARITHMETIC
+
+
+_INDEX_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
