@@ -227,6 +227,23 @@ class CallSites(HeldSites):
             out = join(out, v)
         return out
 
+    def tensors_passed(self, func: FunctionInfo, name: str) -> Optional[Value]:
+        """What ``isinstance(name, Tensor)`` narrows an unrebound parameter to: the join of the
+        tensors its calls pass (others may pass lists or numbers: ``add_state("preds", [])`` beside
+        ``add_state("total", torch.tensor(0))``); None where none passes one."""
+        p = func.node.params
+        positional = [q.name.value for q in list(p.posonly_params) + list(p.params)]
+        kwonly = [q.name.value for q in p.kwonly_params]
+        if name not in positional and name not in kwonly:
+            return None
+        static = any(type(d.decorator) is cst.Name and d.decorator.value == "staticmethod"
+                     for d in func.node.decorators)
+        at = positional.index(name) - (1 if func.is_method and not static else 0) if name in positional else None
+        passed = self._passed_tensor(func, name, at)
+        if passed is None and func.parent is None:
+            passed = self._other_files_pass(func, name, at, tensors_only=True)
+        return passed if passed is not None and passed.kind == TENSOR and not passed.assumed else None
+
     def _passed_values(self, func: FunctionInfo, name: str, pos: Optional[int], omitted: Optional[list] = None
                        ) -> Optional[List[Value]]:
         """What each of the file's call sites passes for a parameter; None where one unpacks ``*args``."""
