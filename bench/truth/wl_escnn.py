@@ -465,7 +465,8 @@ def build_octa_ico_cnn(torch, device):
     gs = gspaces.octaOnR3()
     in_type = nn.FieldType(gs, [gs.trivial_repr])
     reg = nn.FieldType(gs, 2 * [gs.regular_repr])
-    model = nn.SequentialModule(nn.R3Conv(in_type, reg, 3, padding=1), nn.InnerBatchNorm(reg), nn.ReLU(reg),
+    # IIDBatchNorm3d: InnerBatchNorm reshapes 3D fields to 6 dimensions, which cuDNN's batch norm refuses
+    model = nn.SequentialModule(nn.R3Conv(in_type, reg, 3, padding=1), nn.IIDBatchNorm3d(reg), nn.ReLU(reg),
                                 nn.PointwiseMaxPool3D(reg, 2), nn.R3Conv(reg, reg, 3, padding=1), nn.ELU(reg),
                                 nn.GroupPooling(reg), )
     head = torch.nn.Linear(2 * 3 * 3 * 3, 3)
