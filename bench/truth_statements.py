@@ -231,6 +231,8 @@ STATEMENTS: List[Statement] = [
     _s("hostidx-11", "TSL201", "v = x[1:3, ..., None]", note="basic index"),
     _s("hostidx-12", "TSL201", "v = x.index_select(0, idx)"),
     _s("hostidx-13", "TSL201", "v = torch.gather(x, 1, t[:, None])"),
+    _s("hostidx-14", "TSL201", "v = x[:, [t[0]]]", note="a list of one 0-dim GPU tensor at one of two positions"),
+    _s("hostidx-16", "TSL201", "v = x[[idx, t[:4]]]", rule=None, note="a whole-index list of GPU tensors: a tuple"),
     # TSL202 host-tensor-to-device
     _s("h2d-01", "TSL202", "v = torch.tensor(0.5, device=d)"),
     _s("h2d-02", "TSL202", "v = torch.tensor([1.0, 2.0], device=d)"),

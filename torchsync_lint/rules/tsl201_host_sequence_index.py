@@ -55,7 +55,10 @@ class HostSequenceIndex(Rule):
 
     ## Known problems
     `x[0, 2]` (plain integers) and slices are not sequences and are never reported, nor is a
-    list of tensors (PyTorch reads it as a tuple of index tensors). A list whose members
+    list of tensors that is the whole index (PyTorch reads it as a tuple of index tensors); a
+    list written out at one of several positions (`x[:, [idx]]`) is reported whatever its
+    members are: Python ints or 0-dim tensors, read on the host (truth row hostidx-14; a tensor
+    of more elements there raises). A list whose members
     inference cannot see (a comprehension, a helper's result) is not reported: it may hold
     slices or tensors (transformers' esmfold indexes with a list of `slice()`), so a list of
     integers built that way is missed. A
@@ -84,12 +87,27 @@ class HostSequenceIndex(Rule):
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         index = positions(self.ctx, node)
-        for v in index:
+        for i, v in enumerate(index):
             what = host_sequence(v)
+            if what is None and len(node.slice) > 1 and self._listed(node.slice[i]):
+                what = "a Python list"
             if what is not None:
                 if indexes_device_tensor(self.ctx, node, index):
                     self.report(node, self.specific.format(what=what), fix=self._fix(node))
                 return
+
+    def _listed(self, element: cst.SubscriptElement) -> bool:
+        """``x[:, [idx]]``: a list written out at one position of several. Whatever its members
+        (ints, 0-dim tensors), torch turns it into an index tensor on the host and copies it (only
+        a whole-index list of tensors is read as a tuple of index tensors)."""
+        lst = element.slice.value if type(element.slice) is cst.Index else None
+        if type(lst) is cst.ListComp:  # `[t[n - 1] for t, n in zip(targets, lengths)]`
+            return not self._slice_call(lst.elt)
+        return (type(lst) is cst.List and bool(lst.elements)
+                and all(type(e) is cst.Element and not self._slice_call(e.value) for e in lst.elements))
+
+    def _slice_call(self, expr: cst.BaseExpression) -> bool:
+        return type(expr) is cst.Call and self.ctx.qualname(expr.func) == "builtins.slice"
 
     def _fix(self, node: cst.Subscript):
         """`x[range(n), t]` -> `x[torch.arange(n, device=x.device), t]`, when `x` is a name or an
