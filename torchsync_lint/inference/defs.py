@@ -3,6 +3,7 @@ them): plain records, read by the evaluator, the call graph and the rules."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
@@ -31,6 +32,9 @@ class ClassInfo:
     # self.<attr> = <expr> assignments, in the method that made them
     attrs: Dict[str, List[Tuple["FunctionInfo", cst.BaseExpression]]] = field(default_factory=dict)
     buffers: Set[str] = field(default_factory=set)  # register_buffer / register_parameter names
+    # attributes made under a computed name (read with `getattr(self, name)`): (the name's
+    # template, "buffer" / "attr" / "module", the value, the method) (``dynamic_attribute``)
+    dynamic_attrs: List[tuple] = field(default_factory=list)
     # attributes some method uses as only a module is used (`self.model.parameters()`)
     module_attrs: Set[str] = field(default_factory=set)
     is_module: bool = False
@@ -270,3 +274,42 @@ def _strings(node) -> Optional[List[str]]:
             return None
         out.append(v.evaluated_value)
     return out
+
+
+# how a class makes an attribute under a computed name: the call's method -> what it makes
+_DYNAMIC_MAKERS = {"register_buffer": "buffer", "register_parameter": "buffer", "add_module": "module",
+                   "register_module": "module"}
+
+
+def dynamic_attribute(func: cst.BaseExpression, call: cst.Call) -> Optional[tuple]:
+    """``self.register_buffer(f"idx_{s}", t)`` / ``setattr(self, "idx_{}".format(s), v)`` /
+    ``self.add_module(...)``: (the name's template, what is made, the value); None for a
+    literal name (a plain attribute) or a name with no literal part."""
+    if type(func) is cst.Attribute and func.attr.value in _DYNAMIC_MAKERS and type(func.value) is cst.Name \
+            and func.value.value == "self":
+        kind, name, value = _DYNAMIC_MAKERS[func.attr.value], call.args[0].value, call.args[1].value
+    elif (type(func) is cst.Name and func.value == "setattr" and len(call.args) == 3
+          and type(call.args[0].value) is cst.Name and call.args[0].value.value == "self"):
+        kind, name, value = "attr", call.args[1].value, call.args[2].value
+    else:
+        return None
+    template = computed_name_template(name)
+    return (template, kind, value) if template else None
+
+
+def computed_name_template(name: cst.BaseExpression) -> Optional[str]:
+    """The template of a computed attribute name, its literal text with ``{}`` for each computed
+    part: ``f"idx_{s}"``, ``"idx_{}".format(s)`` and ``"idx_" + s`` give ``"idx_{}"``, ``f"{s}_var"``
+    gives ``"{}_var"``; None for a plain string, or a name with no literal text."""
+    if type(name) is cst.FormattedString and len(name.parts) > 1:
+        text = "".join(p.value if type(p) is cst.FormattedStringText else "{}" for p in name.parts)
+    elif (type(name) is cst.Call and type(name.func) is cst.Attribute and name.func.attr.value == "format"
+          and type(name.func.value) is cst.SimpleString):
+        text = re.sub(r"\{[^{}]*\}", "{}", name.func.value.evaluated_value)
+    elif type(name) is cst.BinaryOperation and type(name.operator) is cst.Add and (
+            type(name.left) is cst.SimpleString) != (type(name.right) is cst.SimpleString):
+        lit = name.left if type(name.left) is cst.SimpleString else name.right
+        text = lit.evaluated_value + "{}" if lit is name.left else "{}" + lit.evaluated_value
+    else:
+        return None
+    return text if "{}" in text and text.replace("{}", "") else None

@@ -19,6 +19,7 @@ from torchsync_lint.inference.defs import (  # noqa: F401  (re-exported)
     any_base,
     binding_names,
     bound_names,
+    dynamic_attribute,
     node_params,
     string_key,
     target_names,
@@ -372,6 +373,12 @@ class FileIndex(Bindings, TensorUses, BatchLoops, cst.CSTVisitor):
             and type(node.args[0].value) is cst.SimpleString
         ):
             self._class_stack[-1].buffers.add(node.args[0].value.evaluated_value)
+        elif self._class_stack and self._func_stack and len(node.args) >= 2:
+            # `self.register_buffer(f"indices_{s}", t)`, `setattr(self, f"lo_{s}", v)`: read back by
+            # `getattr(self, f"indices_{s}")`, by the computed name's template
+            made = dynamic_attribute(func, node)
+            if made is not None:
+                self._class_stack[-1].dynamic_attrs.append(made + (self._func_stack[-1],))
         key = self.callee_key(func)
         caller = self._func_stack[-1] if self._func_stack else None
         self.tensor_arguments(node, key)

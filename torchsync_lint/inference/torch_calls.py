@@ -16,7 +16,7 @@ from torchsync_lint.inference import containers
 from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference import torch_facts
 from torchsync_lint.inference import training_utils
-from torchsync_lint.inference.defs import param_named
+from torchsync_lint.inference.defs import computed_name_template, param_named
 from torchsync_lint.inference.switches import leaves_validation_on
 from torchsync_lint.inference.roots import EXTERNAL_ROOTS  # noqa: F401  (re-exported)
 from torchsync_lint.inference.values import (
@@ -36,12 +36,14 @@ from torchsync_lint.inference.values import (
     SIZE,
     STR,
     STREAM,
+    SELF,
     TENSOR,
     TENSOR_SEQ,
     TUPLE,
     UNKNOWN_VALUE,
     join_maybe,
     Value,
+    join,
     number,
     operands_device,
     tensor,
@@ -265,9 +267,30 @@ class TorchCalls:
             return dtypes.pop()
         return None
 
+    def _dynamic_attribute(self, call: cst.Call, scope: Scope) -> Value:
+        """``getattr(self, f"indices_{s}")`` in a class that makes attributes under computed names
+        of the same template (``defs.computed_name_template``): the join of what they hold. A buffer is a tensor where the module
+        is (buffers move with it; dtype and rank kept where all agree); a plain attribute what its
+        value is; a submodule or a mix says nothing here."""
+        if self.infer(call.args[0].value, scope).kind != SELF or call.args[1].keyword is not None:
+            return UNKNOWN_VALUE
+        template = computed_name_template(call.args[1].value)
+        made = [m for m in scope.cls.dynamic_attrs if template and m[0] == template]
+        if not made or any(kind != made[0][1] for _s, kind, _v, _f in made) or made[0][1] == "module":
+            return UNKNOWN_VALUE
+        out = None
+        for _template, kind, expr, method in made:
+            v = self.infer(expr, self.summary_scope(method))
+            if kind == "buffer":
+                v = tensor(None, v.dtype).with_(ndim=v.ndim, zero_dim=v.ndim == 0) if v.kind == TENSOR else tensor()
+            out = v if out is None else join(out, v)
+        return out or UNKNOWN_VALUE
+
     def _builtin_call(self, name: str, call: cst.Call, scope: Scope) -> Value:
         if name == "len":
             return INT
+        if name == "getattr" and len(call.args) == 2 and scope.cls is not None and scope.cls.dynamic_attrs:
+            return self._dynamic_attribute(call, scope)
         if name in ("int", "round"):
             return INT
         if name == "float":

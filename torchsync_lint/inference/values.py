@@ -270,8 +270,9 @@ def unpacked(value: Value, i: int, n: int) -> Value:
         return Value(NUMBER, dtype="int")
     if value.kind in (LIST, TUPLE) and value.item is not None and not value.elts:
         return value.item
-    if value.kind == TENSOR:
-        return tensor(value.device, value.dtype).with_(assumed=value.assumed)
+    if value.kind == TENSOR:  # rows: one dimension less (`start, end = bounds` of a 1-D tensor: 0-dim)
+        return tensor(value.device, value.dtype).with_(
+            assumed=value.assumed, ndim=value.ndim - 1 if value.ndim else None, zero_dim=value.ndim == 1)
     if value.kind == TENSOR_SEQ:  # a common dtype (nonzero: int) and its members' rank
         return tensor(value.device, value.dtype).with_(assumed=value.assumed, ndim=value.ndim,
                                                        zero_dim=value.ndim == 0)
