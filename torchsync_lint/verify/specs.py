@@ -123,11 +123,16 @@ RULE_ROLES = {
 
 def _rule_shapes(code: str, kind, roles) -> set:
     """What a rule's report says about a known kind of operand: TSL412 moves a module built on the
-    host; an index TSL303 reads as a Python int has no dimensions."""
+    host; an index TSL303 reads as a Python int has no dimensions; TSL414's loss reaches a leaf on
+    the host that requires grad."""
     if code == "TSL412" and kind in ("module", "unknown"):
         return {"host_module"}
     if code == "TSL303" and "index" in roles and kind in ("tensor", "unknown"):
         return {"int_index"}
+    if code == "TSL414" and "receiver" in roles and kind in ("tensor", "unknown"):
+        return {"host_grad_loss"}  # `loss.backward()`: a loss whose graph reaches a host leaf
+    if code == "TSL414" and kind in ("tensor", "unknown"):
+        return {"grad_leaf"}  # `torch.autograd.backward(loss)`: computed from leaves that require grad
     return set()
 
 

@@ -124,6 +124,10 @@ class Synth:
     def tensor(self, spec: dict, name: str = ""):
         torch, plan = self.torch, self.plan
         roles = set(spec.get("roles", ()))
+        if "host_grad_loss" in roles:
+            # what TSL414 says the loss is: a scalar whose graph reaches a host leaf requiring grad
+            leaf = torch.ones((), device="cpu", requires_grad=True)
+            return (leaf * torch.randn(plan.base, generator=self._gen(name), device="cpu").to(self.device)).sum()
         dtype = self._dtype(spec, name)
         if "int_vector" in roles and spec.get("shape") is None:
             spec = dict(spec, shape=[8])  # indexed by small constants, its items used as sizes
@@ -162,6 +166,8 @@ class Synth:
             else:
                 t = torch.randn(shape, generator=g, device="cpu")
         device = "cpu" if spec.get("device") == "cpu" else self.device
+        if "grad_leaf" in roles and t.is_floating_point():
+            return t.to(device).requires_grad_()  # a leaf of the graph a TSL414 backward() runs through
         return t.to(device)
 
     def writer(self):
