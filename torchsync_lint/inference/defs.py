@@ -99,6 +99,10 @@ class FunctionInfo:
     scaler_uses: Set[str] = field(default_factory=set)
     # names the body uses as only an nn.Module is used (``model.parameters()``, ``model.named_modules()``)
     module_uses: Set[str] = field(default_factory=set)
+    # names the body hands to numpy as they are (``x.numpy()``, ``x.detach().numpy()``, ``np.percentile(x, 99)``):
+    # a CUDA tensor raises there, so a tensor held by such a name lives on the host (unless the
+    # name is tested with isinstance: `np.unique(x) if isinstance(x, np.ndarray) else torch.unique(x)`)
+    host_uses: Set[str] = field(default_factory=set)
     # names the body lists as the data of a new tensor (``x.new_tensor([lo, hi])``): Python numbers
     number_uses: Set[str] = field(default_factory=set)
     # names the body tests with isinstance(): of several types, so no use is evidence of one

@@ -22,7 +22,7 @@ import libcst as cst
 from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference.annotations import Annotations
 from torchsync_lint.inference.branches import narrowed_by
-from torchsync_lint.inference.defs import binding_names, bound_once, target_names
+from torchsync_lint.inference.defs import binding_names, bound_once, param_named, target_names
 from torchsync_lint.inference.calls import Calls
 from torchsync_lint.inference.containers import CONTAINER
 from torchsync_lint.inference.expressions import Expressions
@@ -271,6 +271,12 @@ class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summ
                 if value.kind == UNKNOWN and value.ref is None:
                     # `loss = criterion(out, y)` of an unknown criterion, then `loss.backward()`
                     value = evident_value(scope.func, target.value) or value
+            if (value.kind == TENSOR and value.device is None and scope.func is not None
+                    and target.value in scope.func.host_uses and target.value not in scope.func.type_tested
+                    and _assigned_once(scope.func, target.value)
+                    and param_named(scope.func.node, target.value) is None):
+                # a local that holds one value, handed to numpy as it is (`y.numpy()`): on the host
+                value = value.with_(device=CPU)
             elif value.kind == TYPE and scope.func is None and scope.cls is None:
                 value = _named_dtype(target.value, value)
             scope.values[target.value] = value
@@ -477,3 +483,29 @@ def _named_dtype(name: str, alias: Value) -> Value:
         return alias
     dtype = TYPED_TENSORS.get(name)
     return alias.with_(item=meaning.with_(dtype=dtype)) if dtype else alias
+
+
+def _assigned_once(func: FunctionInfo, name: str) -> bool:
+    """``name`` is bound by exactly one plain assignment of ``func`` and nothing else (not a loop,
+    nor a comprehension of the same name elsewhere: `[v.numpy() for v in a]` says nothing of another
+    comprehension's `v`)."""
+    found = [b for b in func.bindings if name in binding_names([b])]
+    return len(found) == 1 and found[0][0] == "assign" and not _comprehension_binds(func, name)
+
+
+def _comprehension_binds(func: FunctionInfo, name: str) -> bool:
+    return any(name in target_names(c.target) for c in _comp_fors(func.node))
+
+
+def _comp_fors(node: cst.CSTNode) -> list:
+    out: list = []
+
+    class _V(cst.CSTVisitor):
+        def visit_CompFor(self, n: cst.CompFor) -> None:
+            out.append(n)
+
+        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+            return n is node  # nested functions are theirs
+
+    node.visit(_V())
+    return out

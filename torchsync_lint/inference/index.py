@@ -27,7 +27,7 @@ from torchsync_lint.inference.defs import (  # noqa: F401  (re-exported)
 )
 from torchsync_lint.inference.index_bindings import Bindings, augmented_value  # noqa: F401  (re-exported)
 from torchsync_lint.inference.index_loops import BatchLoops
-from torchsync_lint.inference.index_uses import TensorUses
+from torchsync_lint.inference.index_uses import TensorUses, numpy_argument
 from torchsync_lint.inference.names import BUILTIN_NAMES, Aliases, dotted
 from torchsync_lint.inference.switches import leaves_validation_on
 
@@ -382,6 +382,9 @@ class FileIndex(Bindings, TensorUses, BatchLoops, cst.CSTVisitor):
         key = self.callee_key(func)
         caller = self._func_stack[-1] if self._func_stack else None
         self.tensor_arguments(node, key)
+        handed = numpy_argument(key, node) if caller is not None else None
+        if handed is not None:
+            caller.host_uses.add(handed)
         if key is not None and self._for_targets and not any(a.star for a in node.args):
             via_self = type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self"
             pos = 0

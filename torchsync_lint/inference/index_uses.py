@@ -153,3 +153,26 @@ def _TENSOR_ONLY() -> frozenset:
     """Methods only a tensor has and that were measured not to sync: a use of one is evidence that
     the receiver is a tensor (a syncing one would be the only evidence for its own finding)."""
     return frozenset(m for m in torch_facts.tensor_only_methods() if catalog.syncs("torch.Tensor." + m) is False)
+
+
+# Tensor methods that keep the device: `x.detach().numpy()` hands `x`'s data to numpy as it is
+_KEEPING = frozenset(("detach", "clone", "contiguous", "float", "double", "half", "long", "int", "bool",
+                      "squeeze", "unsqueeze", "flatten", "reshape", "view", "permute", "transpose", "t"))
+
+
+def _through_keeping(expr: cst.BaseExpression):
+    """The name at the root of ``expr`` through device-keeping method calls, or None."""
+    while (type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in _KEEPING):
+        expr = expr.func.value
+    return expr.value if type(expr) is cst.Name else None
+
+
+def numpy_argument(qualname, call: cst.Call):
+    """``x.numpy()``, ``np.percentile(x, 99)``, ``np.asarray(x)``: the name handed to numpy as it is,
+    or None (``x.numpy(force=True)`` copies a CUDA tensor to the host: no evidence)."""
+    func = call.func
+    if type(func) is cst.Attribute and func.attr.value == "numpy":
+        return None if call.args else _through_keeping(func.value)
+    if qualname is None or not qualname.startswith("numpy.") or not call.args or call.args[0].keyword is not None:
+        return None
+    return _through_keeping(call.args[0].value)

@@ -190,6 +190,9 @@ class Summaries(CallSites, Attributes):
                     v = v.with_(device=CPU)  # `betas: Tensor` called with host tensors
                 if collates(func, self._collate_names()):
                     v = on_host(v)  # a DataLoader's collate function: samples on the host
+                elif (v.kind == TENSOR and v.device is None and name in func.host_uses
+                      and name not in func.type_tested and _rebound_only_to_itself(func, name, _MOVING)):
+                    v = v.with_(device=CPU)  # handed to numpy as it is (`x.numpy()`): a CUDA tensor would raise
                 out[name] = v
             if type(p.star_arg) is cst.Param:
                 out[p.star_arg.name.value] = Value(TUPLE)
@@ -481,9 +484,9 @@ def _is_none(e: cst.BaseExpression) -> bool:
     return type(e) is cst.Name and e.value == "None"
 
 
-def _rebound_only_to_itself(func: FunctionInfo, name: str) -> bool:
+def _rebound_only_to_itself(func: FunctionInfo, name: str, except_methods: frozenset = frozenset()) -> bool:
     """``name`` is never rebound in ``func``, or only to a method's result on itself
-    (``model = model.to(device)``: the same module)."""
+    (``model = model.to(device)``: the same module), other than ``except_methods``."""
     if name not in bound_names(func):
         return True
     for b in func.bindings:
@@ -491,6 +494,11 @@ def _rebound_only_to_itself(func: FunctionInfo, name: str) -> bool:
             continue
         value = b[2] if b[0] == "assign" else None
         if not (type(value) is cst.Call and type(value.func) is cst.Attribute
-                and type(value.func.value) is cst.Name and value.func.value.value == name):
+                and type(value.func.value) is cst.Name and value.func.value.value == name
+                and value.func.attr.value not in except_methods):
             return False
     return True
+
+
+# methods that may put a tensor elsewhere: a rebinding through them loses where it lived
+_MOVING = frozenset(("to", "cuda", "type", "new_tensor"))
