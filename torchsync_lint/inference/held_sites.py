@@ -13,9 +13,10 @@ from typing import Optional
 import libcst as cst
 
 from torchsync_lint.inference import torch_api as api
-from torchsync_lint.inference.defs import CallSite, ClassInfo, FunctionInfo, bound_names
+from torchsync_lint.inference.defs import CallSite, ClassInfo, FunctionInfo, binding_names, bound_names
 from torchsync_lint.inference.held_names import held_by_name
-from torchsync_lint.inference.values import MODULE, OBJECT, Value
+from torchsync_lint.inference.scope import Scope
+from torchsync_lint.inference.values import MODULE, OBJECT, SELF, Value
 
 
 class HeldSites:
@@ -85,11 +86,29 @@ class HeldSites:
                         continue
                     # (what the name holds at the call: not the whole caller's scope, whose loop
                     # may feed the call's own result back, `sample = t(sample)`)
-                    if self._holds_instance(self._argument(site.caller, site.call, site.call.func), cls):
+                    held = self._loop_held(site.caller, site.call.func.value)
+                    if held is None:
+                        held = self._argument(site.caller, site.call, site.call.func)
+                    if self._holds_instance(held, cls):
                         out.append(site)
         finally:
             self._busy.discard(key)
         return out
+
+    def _loop_held(self, func: FunctionInfo, name: str) -> Optional[Value]:
+        """``for t in self.transforms: sample = t(sample)``: what ``t`` yields, from the loop's
+        iterable read without the function's parameters (which are what is being computed, when a
+        transform's parameters are asked for: reading them here cut the answer short). None where
+        ``name`` is not the target of the function's one loop binding it, or the iterable needs more."""
+        found = [b for b in func.bindings if name in binding_names([b])]
+        if len(found) != 1 or found[0][0] != "for" or type(found[0][1]) is not cst.Name:
+            return None
+        it = found[0][2]
+        if not (type(it) is cst.Attribute and type(it.value) is cst.Name and it.value.value == "self"):
+            return None  # `self.transforms`: an attribute, read whatever the parameters are
+        scope = Scope(func, self.module_scope(), {"self": Value(SELF)})
+        v = self.iter_element(it, scope)
+        return v if v.kind in (MODULE, OBJECT) else None
 
     def _held_calls(self) -> list:
         """(attribute, site, owning class) of every ``self.attr(...)`` call in a method where
