@@ -129,10 +129,10 @@ def _rule_shapes(code: str, kind, roles) -> set:
         return {"host_module"}
     if code == "TSL303" and "index" in roles and kind in ("tensor", "unknown"):
         return {"int_index"}
-    if code == "TSL414" and "receiver" in roles and kind in ("tensor", "unknown"):
-        return {"host_grad_loss"}  # `loss.backward()`: a loss whose graph reaches a host leaf
     if code == "TSL414" and kind in ("tensor", "unknown"):
-        return {"grad_leaf"}  # `torch.autograd.backward(loss)`: computed from leaves that require grad
+        # `loss.backward()`, `torch.autograd.backward(loss)`, `scaler.scale(loss).backward()`: the
+        # tensors of the statement are the loss, whose graph reaches a host leaf
+        return {"host_grad_loss"}
     return set()
 
 

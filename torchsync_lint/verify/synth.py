@@ -166,8 +166,6 @@ class Synth:
             else:
                 t = torch.randn(shape, generator=g, device="cpu")
         device = "cpu" if spec.get("device") == "cpu" else self.device
-        if "grad_leaf" in roles and t.is_floating_point():
-            return t.to(device).requires_grad_()  # a leaf of the graph a TSL414 backward() runs through
         return t.to(device)
 
     def writer(self):
