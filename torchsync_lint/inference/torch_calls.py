@@ -33,10 +33,10 @@ from torchsync_lint.inference.values import (
     NUMBER,
     OBJECT,
     RANGE,
+    SELF,
     SIZE,
     STR,
     STREAM,
-    SELF,
     TENSOR,
     TENSOR_SEQ,
     TUPLE,
@@ -87,8 +87,6 @@ FULL_REDUCTIONS = frozenset(
     "sum mean max min argmax argmin prod norm any all amax amin median std var count_nonzero nansum nanmean".split())
 
 
-# Imported modules whose names never lead into the project (no reference worth keeping).
-# nn.Module methods that return the module itself
 # the standard library's copies: a value like the original, on the same device
 COPIES = frozenset(("copy.deepcopy", "copy.copy"))
 
@@ -268,10 +266,10 @@ class TorchCalls:
         return None
 
     def _dynamic_attribute(self, call: cst.Call, scope: Scope) -> Value:
-        """``getattr(self, f"indices_{s}")`` in a class that makes attributes under computed names
-        of the same template (``defs.computed_name_template``): the join of what they hold. A buffer is a tensor where the module
-        is (buffers move with it; dtype and rank kept where all agree); a plain attribute what its
-        value is; a submodule or a mix says nothing here."""
+        """``getattr(self, f"indices_{s}")`` in a class that makes attributes under computed names of
+        the same template (``defs.computed_name_template``): the join of what they hold. A buffer is
+        a tensor where the module is (buffers move with it; dtype and rank kept where all agree); a
+        plain attribute what its value is; a submodule or a mix says nothing here."""
         if self.infer(call.args[0].value, scope).kind != SELF or call.args[1].keyword is not None:
             return UNKNOWN_VALUE
         template = computed_name_template(call.args[1].value)
