@@ -56,7 +56,7 @@ from torchsync_lint.inference.torch_calls import DTYPE_NAMES, EXTERNAL_ROOTS, IN
 
 # references (``inference.project``) to what may be an instance of another file's class: a
 # constructor's or function's result, a module moved, a member unpacked, a method's result
-INSTANCE_REFS = ("call", "moved", "elt", "invoked", "called")
+INSTANCE_REFS = ("call", "moved", "elt", "invoked")
 
 
 class Calls(Lambdas, ReceiverMethods):
@@ -295,7 +295,7 @@ class Calls(Lambdas, ReceiverMethods):
                     return attr.item  # a callable declared `Callable[..., R]`
                 if attr.kind == UNKNOWN and attr.ref is not None and attr.ref[0] in INSTANCE_REFS:
                     # `self.model = Model().to(d)` of another file's class: what calling it returns
-                    return self._ref(("called", attr.ref) + self._call_flag(call, scope))
+                    return self._ref(("invoked", attr.ref, "__call__") + self._call_flag(call, scope))
                 if attr.kind == UNKNOWN and scope.cls is not None and name not in scope.cls.attrs:
                     for base in self._foreign_bases(scope.cls):
                         # a method inherited from another file

@@ -9,7 +9,7 @@ from typing import Set
 import libcst as cst
 
 from torchsync_lint.inference.defs import FunctionInfo
-from torchsync_lint.inference.values import CPU, DICT, LIST, TENSOR, TUPLE, Value
+from torchsync_lint.inference.values import CPU, Value, map_tensors
 
 KEYWORD = "collate_fn"
 
@@ -38,10 +38,4 @@ def collates(func: FunctionInfo, names: Set[str]) -> bool:
 
 def on_host(v: Value, unnamed_only: bool = False) -> Value:
     """``v`` with every tensor it holds on the host (``unnamed_only``: those of a device not known)."""
-    if v.kind == TENSOR:
-        return v.with_(device=CPU) if v.device is None or not unnamed_only else v
-    if v.kind in (DICT, LIST, TUPLE) and (v.item is not None or v.elts or v.keys):
-        return v.with_(item=on_host(v.item, unnamed_only) if v.item is not None else None,
-                       elts=tuple(on_host(e, unnamed_only) for e in v.elts),
-                       keys=tuple((k, on_host(x, unnamed_only)) for k, x in v.keys))
-    return v
+    return map_tensors(v, lambda t: t.with_(device=CPU) if t.device is None or not unnamed_only else t)

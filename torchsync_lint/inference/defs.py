@@ -111,6 +111,7 @@ class FunctionInfo:
     # comprehensions over a name (``{k: v.to(d) for k, v in batch.items()}``: v -> batch)
     moved: Set[str] = field(default_factory=set)
     comp_sources: Dict[str, str] = field(default_factory=dict)
+    comp_targets: Set[str] = field(default_factory=set)  # every name a comprehension of the body binds
 
     @property
     def is_method(self) -> bool:

@@ -490,22 +490,4 @@ def _assigned_once(func: FunctionInfo, name: str) -> bool:
     nor a comprehension of the same name elsewhere: `[v.numpy() for v in a]` says nothing of another
     comprehension's `v`)."""
     found = [b for b in func.bindings if name in binding_names([b])]
-    return len(found) == 1 and found[0][0] == "assign" and not _comprehension_binds(func, name)
-
-
-def _comprehension_binds(func: FunctionInfo, name: str) -> bool:
-    return any(name in target_names(c.target) for c in _comp_fors(func.node))
-
-
-def _comp_fors(node: cst.CSTNode) -> list:
-    out: list = []
-
-    class _V(cst.CSTVisitor):
-        def visit_CompFor(self, n: cst.CompFor) -> None:
-            out.append(n)
-
-        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
-            return n is node  # nested functions are theirs
-
-    node.visit(_V())
-    return out
+    return len(found) == 1 and found[0][0] == "assign" and name not in func.comp_targets

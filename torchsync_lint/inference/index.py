@@ -256,6 +256,8 @@ class FileIndex(Bindings, TensorUses, BatchLoops, cst.CSTVisitor):
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
         self._note_sources(node.iter, node.target)
+        if self._func_stack:
+            self._func_stack[-1].comp_targets |= target_names(node.target)
 
     def _note_sources(self, it: cst.BaseExpression, target: cst.BaseExpression) -> None:
         """Names bound by iterating over a name (or its ``items()``/``values()``): which name they are parts of."""

@@ -13,6 +13,7 @@ import libcst as cst
 
 from torchsync_lint import catalog
 from torchsync_lint.inference import torch_facts
+from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference.defs import binding_names, param_named
 
 
@@ -155,9 +156,9 @@ def _TENSOR_ONLY() -> frozenset:
     return frozenset(m for m in torch_facts.tensor_only_methods() if catalog.syncs("torch.Tensor." + m) is False)
 
 
-# Tensor methods that keep the device: `x.detach().numpy()` hands `x`'s data to numpy as it is
-_KEEPING = frozenset(("detach", "clone", "contiguous", "float", "double", "half", "long", "int", "bool",
-                      "squeeze", "unsqueeze", "flatten", "reshape", "view", "permute", "transpose", "t"))
+# Tensor methods that keep the device: `x.detach().numpy()` hands `x`'s data to numpy as it is (the
+# relayouts, but `type`, which may move it)
+_KEEPING = (api.RELAYOUTS - {"type"}) | {"detach", "clone", "bool", "t"}
 
 
 def _through_keeping(expr: cst.BaseExpression):

@@ -362,12 +362,7 @@ class Project(ProjectCalls):
             if v.kind == TENSOR:  # a tensor's copy: where to is not in the reference
                 return v.with_(device=CUDA if ref[2] == "cuda" else CPU if ref[2] == "cpu" else None)
             return UNKNOWN_VALUE
-        if kind == "called":  # calling an instance that another file's value resolves to
-            v = self.resolve(ref[1])
-            if v.kind in (MODULE, OBJECT) and v.cls is not None:
-                return self.resolve(("method", v.cls, "__call__") + tuple(ref[2:]))
-            return UNKNOWN_VALUE
-        if kind == "invoked":  # a method of what another file's value resolves to
+        if kind == "invoked":  # a method (`__call__`: calling it) of what another file's value resolves to
             v = self.resolve(ref[1])
             if v.kind in (MODULE, OBJECT) and v.cls is not None:
                 return self.resolve(("method", v.cls, ref[2]) + tuple(ref[3:]))

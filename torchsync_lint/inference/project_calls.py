@@ -164,25 +164,19 @@ class ProjectCalls:
         tests = [c for c in calls if BY_NAME not in c[1] and TEST_CALL in c[1]]
         # calls placed by the method's name only where no placed call passes the parameter; but a
         # package's tests (on the CPU, with toy inputs) say less than its own code reaching the
-        # method by name (`self.processor.preprocess(batch)` of a training loop)
-        seq = real + tests + named if real else named + tests
-        guessed = len(named) if not real else len(real) + len(tests)
-        for n, (args, kwargs) in enumerate(seq):
-            if values and n == guessed:
+        # method by name (`self.processor.preprocess(batch)` of a training loop): the first group
+        # that passes something is the answer
+        star = False
+        for group in ([real + tests, named] if real else [named, tests]):
+            if values or star:
                 break
-            if args is None:  # *args at the call site: anything
-                values = [] if tensors_only else [UNKNOWN_VALUE]
-                break
-            data = argument_data(args, kwargs, name, pos)
-            if data is None:
-                continue
-            v = self.deep(from_data(data))
-            if TEST_CALL in kwargs:
-                # a package's tests run on the CPU: what kind of value they pass, not where it lives
-                v = off_host(v)
-            if tensors_only and (v.kind != TENSOR or v.assumed or v.ref is not None):
-                continue
-            values.append(v)
+            for args, kwargs in group:
+                if args is None:  # *args at the call site: anything
+                    values, star = ([] if tensors_only else [UNKNOWN_VALUE]), True
+                    break
+                v = self._passed_value(args, kwargs, name, pos, tensors_only)
+                if v is not None:
+                    values.append(v)
         out: Optional[Value] = None
         if values:
             # as for the file's own call sites (``values.join_passed``), except where the value
@@ -193,6 +187,21 @@ class ProjectCalls:
         out = out if out is not None else UNKNOWN_VALUE
         self._params[k] = out
         return out
+
+    def _passed_value(self, args: list, kwargs: dict, name: str, pos: Optional[int],
+                      tensors_only: bool) -> Optional[Value]:
+        """What one call entry passes for a parameter; None where it passes nothing (or, asked for
+        tensors only, no tensor)."""
+        data = argument_data(args, kwargs, name, pos)
+        if data is None:
+            return None
+        v = self.deep(from_data(data))
+        if TEST_CALL in kwargs:
+            # a package's tests run on the CPU: what kind of value they pass, not where it lives
+            v = off_host(v)
+        if tensors_only and (v.kind != TENSOR or v.assumed or v.ref is not None):
+            return None
+        return v
 
     def param_on_host(self, func_key: str, name: str, pos: Optional[int]) -> bool:
         """Every call in other files passes the parameter a host tensor (and some call passes it)."""

@@ -251,15 +251,21 @@ def join_passed(values: list) -> Tuple[Value, bool]:
     return out, len(kept) < len(values)
 
 
+def map_tensors(v: Value, f) -> Value:
+    """``v`` with ``f`` applied to every tensor it holds (itself, a container's members and values)."""
+    if v.kind == TENSOR:
+        return f(v)
+    if v.kind in (DICT, LIST, TUPLE) and (v.item is not None or v.elts or v.keys):
+        return v.with_(item=map_tensors(v.item, f) if v.item is not None else None,
+                       elts=tuple(map_tensors(e, f) for e in v.elts),
+                       keys=tuple((k, map_tensors(x, f)) for k, x in v.keys))
+    return v
+
+
 def off_host(v: Value) -> Value:
     """``v`` with every tensor it holds on the host said to be of unknown place (what a package's
     tests pass: the kind of value its API takes, made on the CPU of a test machine)."""
-    if v.kind == TENSOR:
-        return v.with_(device=None) if v.device == CPU else v
-    if v.kind in (DICT, LIST, TUPLE) and (v.item is not None or v.elts or v.keys):
-        return v.with_(item=off_host(v.item) if v.item is not None else None,
-                       elts=tuple(off_host(e) for e in v.elts), keys=tuple((k, off_host(x)) for k, x in v.keys))
-    return v
+    return map_tensors(v, lambda t: t.with_(device=None) if t.device == CPU else t)
 
 
 def unpacked(value: Value, i: int, n: int) -> Value:
@@ -270,9 +276,8 @@ def unpacked(value: Value, i: int, n: int) -> Value:
         return Value(NUMBER, dtype="int")
     if value.kind in (LIST, TUPLE) and value.item is not None and not value.elts:
         return value.item
-    if value.kind == TENSOR:  # rows: one dimension less (`start, end = bounds` of a 1-D tensor: 0-dim)
-        return tensor(value.device, value.dtype).with_(
-            assumed=value.assumed, ndim=value.ndim - 1 if value.ndim else None, zero_dim=value.ndim == 1)
+    if value.kind == TENSOR:  # its rows (`start, end = bounds` of a 1-D tensor: 0-dim)
+        return element_of(value)
     if value.kind == TENSOR_SEQ:  # a common dtype (nonzero: int) and its members' rank
         return tensor(value.device, value.dtype).with_(assumed=value.assumed, ndim=value.ndim,
                                                        zero_dim=value.ndim == 0)
