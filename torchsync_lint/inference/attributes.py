@@ -14,9 +14,10 @@ from typing import Optional
 
 import libcst as cst
 
-from torchsync_lint.inference.defs import ClassInfo, FunctionInfo, is_property
+from torchsync_lint.inference.defs import ClassInfo, FunctionInfo, is_property, item_key
 from torchsync_lint.syntax.walk import iter_children
 from torchsync_lint.inference.values import (
+    ITEMS,
     CPU,
     DICT,
     LIST,
@@ -50,7 +51,9 @@ class Attributes:
         mark = len(self._cuts)
         self._busy.add(busy)
         try:
-            if name in cls.buffers:
+            if name == ITEMS:
+                out = self._items(cls)
+            elif name in cls.buffers:
                 out = tensor()
             elif name in cls.attrs:
                 out = self._attr_join(cls, key, cls.attrs[name])
@@ -197,6 +200,22 @@ class Attributes:
                           for k in sorted(keys))
             return Value(DICT, item=item, keys=named)
         return v
+
+    def _items(self, cls: ClassInfo) -> Value:
+        """What ``self[key] = value`` in the methods of ``cls`` keeps: a dict of the values under
+        each key named (a computed key makes one value for all); else what a base class keeps."""
+        if not cls.items:
+            return self._inherited_attr(cls, ITEMS)
+        rows = [(f, item_key(k, f), e) for f, k, e in cls.items]
+        keys = {k for _f, k, _e in rows}
+        if None in keys or len(keys) > MAX_KEYS:
+            item = self._filled_join(("items", id(cls)), [(f, e) for f, _k, e in rows])
+            return Value(DICT, item=item) if item is not None else UNKNOWN_VALUE
+        named = tuple((k, self._filled_join(("items", id(cls), k), [(f, e) for f, kk, e in rows if kk == k])
+                       or UNKNOWN_VALUE) for k in sorted(keys))
+        if all(v.kind == UNKNOWN for _k, v in named):
+            return UNKNOWN_VALUE
+        return Value(DICT, keys=named)
 
     def _filled_join(self, key: tuple, rows):
         """The join of what methods store into a container attribute (each value in its own

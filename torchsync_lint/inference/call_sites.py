@@ -325,8 +325,18 @@ class CallSites(HeldSites):
         the project pass, and only where some of them pass a host tensor (``HOST_EVIDENCE``)."""
         pos = i - (1 if func.is_method and not static else 0)
         at = pos if positional else None
-        seen = False
+        seen = cycled = False
+        setter = func.name.endswith(".setter")
+        mark = len(self._cuts)
         for passed in self._iter_passed(func, name, at):
+            # a setter's store of what the property held (`image.data = image.data.flip(-1)`) is
+            # cut short where it reads what waits on this answer: it is where the other stores are
+            cyclic = setter and any(k in self._busy for k in self._cuts[mark:])
+            mark = len(self._cuts)
+            if cyclic and passed is not None and (passed.kind == UNKNOWN and passed.ref is None
+                                                  or passed.kind == TENSOR and passed.device is None):
+                cycled = True
+                continue
             if passed is None or passed.kind != TENSOR or passed.device != CPU or passed.assumed:
                 return v  # one call passes something else: stop there (most do, at the first)
             seen = True
@@ -335,8 +345,15 @@ class CallSites(HeldSites):
         if func.parent is None:
             if self.project is None or self.recorded is not None:
                 self.open_params.add(HOST_EVIDENCE + func.key)
-            if self.project is not None and self.project.param_on_host(func.key, name, at):
-                return v.with_(device=CPU)
+            if self.project is not None:
+                if self.project.param_on_host(func.key, name, at):
+                    return v.with_(device=CPU)
+                if cycled and self.project.param(func.key, name, at).kind != UNKNOWN:
+                    return v  # other files pass something else
+        if cycled:
+            # every store passes back what the property held: it adds no place of its own; what
+            # the class's other stores keep decides
+            return v.with_(device=CPU)
         return v
 
     def argument(self, caller: Optional[FunctionInfo], call: cst.Call, expr: cst.BaseExpression) -> Value:

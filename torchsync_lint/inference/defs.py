@@ -14,6 +14,21 @@ import libcst as cst
 HOST_EVIDENCE = "@host "
 
 
+def item_key(e: cst.BaseExpression, func: Optional["FunctionInfo"]) -> Optional[str]:
+    """The key of ``self[key]`` / ``obj[key]``: a string literal's text, or the name of a constant
+    (``DATA``, ``keys.DATA``: not a parameter or local of ``func``, so the same name everywhere);
+    None for a computed key."""
+    if type(e) is cst.SimpleString:
+        return string_key(e)
+    if type(e) is cst.Attribute and type(e.value) is cst.Name:
+        return "." + e.attr.value
+    if type(e) is cst.Name and func is not None:
+        if e.value in bound_names(func) or any(p.name.value == e.value for p in node_params(func.node)):
+            return None
+        return "." + e.value
+    return None
+
+
 def string_key(e: Optional[cst.BaseExpression]) -> Optional[str]:
     """The text of a plain string literal used as a dict key, else None."""
     if type(e) is cst.SimpleString:
@@ -46,6 +61,9 @@ class ClassInfo:
     attr_appends: Dict[str, List[Tuple["FunctionInfo", cst.BaseExpression]]] = field(default_factory=dict)
     attr_keyed: Dict[str, List[Tuple["FunctionInfo", Optional[str], cst.BaseExpression]]] = field(
         default_factory=dict)
+    # ``self[key] = value`` in a method (a dict subclass keeping its data under keys): (the method,
+    # the key's expression, the value); read back as the pseudo-attribute ``ITEMS``
+    items: List[Tuple["FunctionInfo", cst.BaseExpression, cst.BaseExpression]] = field(default_factory=list)
     # id() of assigned values that a later assignment in the same method always overwrites
     # (same block or an enclosing one): other methods never see them
     overwritten: Set[int] = field(default_factory=set)
@@ -81,6 +99,9 @@ class FunctionInfo:
     # name["key"] = v on a local name (a str key: a dict, never a tensor): what its values hold
     # (the key's text, or None for a computed one; the value stored)
     keyed: Dict[str, List[Tuple[Optional[str], cst.BaseExpression]]] = field(default_factory=dict)
+    # name[key] = v with a key held in a name (``images[name] = image``): a store only where the
+    # name is known to hold a dict (a tensor takes such an index too)
+    filled: Dict[str, List[cst.BaseExpression]] = field(default_factory=dict)
     # names the body uses as only a tensor can be used: a tensor-only method or attribute
     # (``x.new_ones(...)``, ``x.masked_fill``), or indexed by a comparison of itself (``s[s > 0]``)
     tensor_uses: Set[str] = field(default_factory=set)
@@ -216,6 +237,17 @@ def is_property(func: FunctionInfo, qualify) -> bool:
         if qualify(expr) in PROPERTY_DECORATORS or (type(expr) is cst.Name and expr.value == "property"):
             return True
     return False
+
+
+def setter_name(node: cst.FunctionDef) -> Optional[str]:
+    """``name.setter`` for a property's setter or deleter (``@name.setter``), else None: a name no
+    identifier has, so the method table keeps the getter under ``name``."""
+    for d in node.decorators:
+        e = d.decorator
+        if type(e) is cst.Attribute and e.attr.value in ("setter", "deleter") and type(e.value) is cst.Name \
+                and e.value.value == node.name.value:
+            return f"{node.name.value}.{e.attr.value}"
+    return None
 
 
 def generated_fields(cls: ClassInfo, qualify) -> Tuple[str, ...]:

@@ -237,6 +237,7 @@ class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summ
         elif kind == "assert":
             for name, v in narrowed_by(binding[2], self.aliases.qualify, scope.lookup):
                 scope.values[name] = v
+            self._narrow_to_class(binding[2], scope)
 
     def bind_for(self, target: cst.BaseExpression, iterable: cst.BaseExpression, scope: Scope) -> None:
         """``for target in iterable``: the items; one of unknown kind that the body uses as only a
@@ -367,7 +368,8 @@ class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summ
                         and (v.item is None or vague_tensors(v.item))):  # `boxes: list[Tensor] = []`
                     return self._appended(name, v, scope)
                 if ((v.kind == DICT and v.item is None and not v.elts or v.kind == UNKNOWN and v.ref is None)
-                        and scope.func is not None and name in scope.func.keyed):
+                        and scope.func is not None and (name in scope.func.keyed
+                                                        or v.kind == DICT and name in scope.func.filled)):
                     return self._keyed(name, v, scope)  # `out = {}; out["loss"] = loss`
                 return v
             f = self._local_function(name, scope)

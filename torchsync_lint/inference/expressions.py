@@ -15,10 +15,11 @@ from torchsync_lint.inference import containers
 from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference import named_tuples
-from torchsync_lint.inference.defs import string_key
+from torchsync_lint.inference.defs import item_key, string_key
 from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.signatures import refine_annotation
 from torchsync_lint.inference.values import (
+    ITEMS,
     BATCH,
     CPU,
     CUDA,
@@ -43,6 +44,7 @@ from torchsync_lint.inference.values import (
     UNKNOWN,
     UNKNOWN_VALUE,
     Value,
+    item_at,
     join_members,
     number,
     operands_device,
@@ -67,7 +69,9 @@ class Expressions:
         """``out = {}`` (or a value of unknown kind) ... ``out["loss"] = loss``: a dict whose values
         hold what the function stores under string keys (a tensor takes no string index), each
         key what is stored under it (``state["step"] = 0`` ... ``state["avg"] = t``)."""
-        stores = scope.func.keyed[name]
+        stores = scope.func.keyed.get(name, [])
+        if v.kind == DICT:
+            stores = stores + [(None, e) for e in scope.func.filled.get(name, ())]
         item = self._stored_join(("keyed", id(scope.func), name), [e for _, e in stores], scope)
         if item is None:
             return v
@@ -98,6 +102,23 @@ class Expressions:
             self._busy.discard(key)
         return None if item is None or item.kind == UNKNOWN else item
 
+    def _narrow_to_class(self, test: cst.BaseExpression, scope: Scope) -> None:
+        """``assert isinstance(x, Image)`` (or ``if not isinstance(x, Image): continue``): an ``x``
+        of unknown kind is an instance of that class past it."""
+        if not (type(test) is cst.Call and type(test.func) is cst.Name and test.func.value == "isinstance"
+                and len(test.args) == 2 and type(test.args[0].value) is cst.Name
+                and type(test.args[1].value) in (cst.Name, cst.Attribute)):
+            return
+        name = test.args[0].value.value
+        held = scope.lookup(name)
+        if held is not None and (held.kind != UNKNOWN or held.ref is not None):
+            return
+        v = self.annotation_value(test.args[1].value)
+        if v.kind in (OBJECT, MODULE) and v.cls is not None:
+            scope.values[name] = v.with_(assumed=False)
+        elif v.kind == UNKNOWN and v.ref is not None:
+            scope.values[name] = v  # another file's class: the project resolves it
+
     def _comprehension(self, e, scope: Scope) -> Value:
         """``[torch.linspace(-1, 1, s) for s in size]``: a list whose members are the element's value;
         ``{k: v[keep] for k, v in params.items()}``: a dict whose values are the value's."""
@@ -105,6 +126,12 @@ class Expressions:
         comp = e.for_in
         while comp is not None:
             self.bind(comp.target, self.iter_element(comp.iter, inner), inner)
+            for cond in comp.ifs:  # `[im for im in xs if isinstance(im, Image) and ...]`
+                test = cond.test
+                while type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
+                    self._narrow_to_class(test.right, inner)
+                    test = test.left
+                self._narrow_to_class(test, inner)
             comp = comp.inner_for_in
         v = self.infer(e.value if type(e) is cst.DictComp else e.elt, inner)
         return Value(DICT if type(e) is cst.DictComp else LIST, item=v if v.kind != UNKNOWN else None)
@@ -207,6 +234,10 @@ class Expressions:
             return base.elts[i] if i is not None and -len(base.elts) <= i < len(base.elts) else UNKNOWN_VALUE
         if base.kind == BATCH:
             return base  # batch["image"], batch[0]
+        if base.kind in (SELF, OBJECT) and len(e.slice) == 1 and type(e.slice[0].slice) is cst.Index:
+            kept = self._kept_item(base, e.slice[0].slice.value, scope)
+            if kept is not None:
+                return kept
         if base.kind == OBJECT and (base.cls is not None or base.elts):
             # `dataset[i]`: an instance of a class of the project runs its `__getitem__`
             return self._method_result(base, "__getitem__")
@@ -258,6 +289,21 @@ class Expressions:
                     and not mask.zero_dim and mask.ndim != 0):
                 return tensor(mask.device)
         return UNKNOWN_VALUE
+
+    def _kept_item(self, base: Value, key: cst.BaseExpression, scope: Scope) -> Optional[Value]:
+        """``self[DATA]`` / ``image[DATA]`` of a class (a dict subclass) without a ``__getitem__`` of
+        its own: what its methods keep under that key (``self[DATA] = t``); None where that is not
+        the question (a ``__getitem__`` runs, or nothing is kept)."""
+        cls = scope.cls if base.kind == SELF else self._local_class(base.cls) if base.cls is not None else None
+        if cls is not None:
+            if self.method(cls, "__getitem__") is not None:
+                return None
+            items = self.self_attr(cls, ITEMS)
+            return item_at(items, item_key(key, scope.func)) if items.kind == DICT else None
+        if base.kind == OBJECT and base.cls is not None and base.cls.split(".")[0] not in EXTERNAL_ROOTS:
+            # another file's class: its `__getitem__`, else what it keeps (``Project``, "item")
+            return self._ref(("item", base.cls, item_key(key, scope.func)))
+        return None
 
     def _indexed_ndim(self, ndim: Optional[int], e: cst.Subscript, scope: Scope) -> Optional[int]:
         """Dimensions left after ``x[0, :, None]``: Python integers take one each, slices none,

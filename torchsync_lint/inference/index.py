@@ -21,6 +21,7 @@ from torchsync_lint.inference.defs import (  # noqa: F401  (re-exported)
     bound_names,
     dynamic_attribute,
     node_params,
+    setter_name,
     string_key,
     target_names,
     torch_dim_keyword,
@@ -183,11 +184,15 @@ class FileIndex(Bindings, TensorUses, BatchLoops, cst.CSTVisitor):
         inner = self._scopes[-1] if self._scopes else None
         cls = inner if isinstance(inner, ClassInfo) else None
         parent = inner if isinstance(inner, FunctionInfo) else None
-        info = FunctionInfo(name, self._join(self._prefix(), name), node, cls, parent)
+        # a property's setter (`@data.setter`) is another function than its getter: under its own
+        # name, so that reading `obj.data` still runs the getter (``defs.setter_name``)
+        setter = setter_name(node) if cls is not None else None
+        key = self._join(self._prefix(), setter or name)
+        info = FunctionInfo(setter or name, key, node, cls, parent)
         self.functions[info.key] = info
         self.by_node[id(node)] = info
         if cls is not None:
-            cls.methods[name] = info
+            cls.methods[setter or name] = info
         elif parent is None:
             self.module_functions[name] = info
             self.aliases.shadowed.add(name)
@@ -449,6 +454,15 @@ class FileIndex(Bindings, TensorUses, BatchLoops, cst.CSTVisitor):
             if caller is not None:
                 loop = self._loop_starts[id(self._loop_stack[-1])] if self._loop_stack else None
                 self.call_marks[id(node)] = (self._stmt_mark, loop)
+
+    def record_store(self, target: cst.Attribute, value: cst.BaseExpression) -> None:
+        """``image.data = t`` in a function: a call of the property's setter, if ``image`` is an
+        instance of a class with one (``data.setter``, ``call_sites.CallSites._sites``)."""
+        caller = self._func_stack[-1]
+        call = cst.Call(func=target, args=[cst.Arg(value=value)])  # for inference only: no place in the source
+        self.call_sites.setdefault("." + target.attr.value + ".setter", []).append(CallSite(caller, call, 0))
+        loop = self._loop_starts[id(self._loop_stack[-1])] if self._loop_stack else None
+        self.call_marks[id(call)] = (self._stmt_mark, loop)
 
     def callee_key(self, func: cst.BaseExpression) -> Optional[str]:
         """A best-effort key of the called function, matching ``FunctionInfo.key`` across files."""

@@ -30,7 +30,17 @@ class Bindings:
     def mark_statement(self, node=None) -> None:
         self._stmt_mark = len(self._bindings())
 
-    visit_SimpleStatementLine = visit_SimpleStatementSuite = visit_If = visit_Try = mark_statement
+    visit_SimpleStatementLine = visit_SimpleStatementSuite = visit_Try = mark_statement
+
+    def visit_If(self, node: cst.If) -> None:
+        self.mark_statement()
+        # `if not isinstance(x, Image): continue` (or return, raise): past it, x is one (as after
+        # `assert isinstance(x, Image)`)
+        test = node.test
+        if (type(test) is cst.UnaryOperation and type(test.operator) is cst.Not and type(test.expression) is cst.Call
+                and type(test.expression.func) is cst.Name and test.expression.func.value == "isinstance"
+                and node.orelse is None and _skips(node.body)):
+            self._bindings().append(("assert", [], test.expression))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         targets = [t.target for t in node.targets]
@@ -41,11 +51,24 @@ class Bindings:
                     self._scopes[-1].class_attrs[t.value] = node.value
         for t in targets:
             self._record_self_attr(t, node.value)
+            if (type(t) is cst.Attribute and type(t.value) is cst.Name and t.value.value != "self"
+                    and self._func_stack):
+                self.record_store(t, node.value)
             if (type(t) is cst.Subscript and type(t.value) is cst.Name and self._func_stack
                     and len(t.slice) == 1 and type(t.slice[0].slice) is cst.Index
                     and type(t.slice[0].slice.value) in (cst.SimpleString, cst.FormattedString)):
                 self._func_stack[-1].keyed.setdefault(t.value.value, []).append(
                     (string_key(t.slice[0].slice.value), node.value))
+            elif (type(t) is cst.Subscript and type(t.value) is cst.Name and self._func_stack
+                  and len(t.slice) == 1 and type(t.slice[0].slice) is cst.Index
+                  and type(t.slice[0].slice.value) in (cst.Name, cst.Attribute)):
+                # `out[name] = v`: a dict's store only where `out` is known to be a dict (``_keyed``)
+                self._func_stack[-1].filled.setdefault(t.value.value, []).append(node.value)
+            if (type(t) is cst.Subscript and type(t.value) is cst.Name and t.value.value == "self"
+                    and len(t.slice) == 1 and type(t.slice[0].slice) is cst.Index and self._func_stack
+                    and self._func_stack[-1].cls is not None and self._func_stack[-1].is_method):
+                func = self._func_stack[-1]  # `self[DATA] = tensor` in a dict subclass
+                func.cls.items.append((func, t.slice[0].slice.value, node.value))
             held = self._self_attr_of(t.value) if type(t) is cst.Subscript and len(t.slice) == 1 else None
             if held is not None and type(t.slice[0].slice) is cst.Index:
                 key = t.slice[0].slice.value
@@ -126,3 +149,16 @@ def _element_of(value: cst.BaseExpression, i: int) -> cst.BaseExpression:
             and not any(type(el) is cst.StarredElement for el in value.elements):
         return value.elements[i].value
     return cst.Subscript(value=value, slice=[cst.SubscriptElement(slice=cst.Index(value=cst.Integer(str(i))))])
+
+
+def _skips(block: cst.BaseSuite) -> bool:
+    """The block is one ``continue``, ``return`` or ``raise``: what follows runs only when the
+    test was false."""
+    body = getattr(block, "body", ())
+    if len(body) != 1:
+        return False
+    line = body[0]
+    if type(line) in (cst.SimpleStatementLine, cst.SimpleStatementSuite) or type(block) is cst.SimpleStatementSuite:
+        stmts = line.body if type(line) is cst.SimpleStatementLine else body
+        return len(stmts) == 1 and type(stmts[0]) in (cst.Continue, cst.Return, cst.Raise)
+    return False

@@ -27,6 +27,7 @@ from torchsync_lint.inference.switches import own_log_prob, turns_validation_off
 from torchsync_lint.inference.defs import bound_names, declared_all, generated_fields, is_property
 from torchsync_lint.inference.index import FileIndex
 from torchsync_lint.inference.values import (
+    ITEMS,
     DEVICE,
     DTYPE,
     MODULE,
@@ -84,7 +85,8 @@ def extract(index: FileIndex, evaluator: Evaluator, summary: Optional[FileSummar
         body = sorted((set(cls.class_fields) | set(cls.class_attrs)) - set(cls.attrs) - set(cls.buffers))
         # and properties, which read as what they return
         props = sorted(n for n, m in cls.methods.items() if n not in cls.attrs and is_property(m, index.aliases.qualify))
-        for name in list(cls.attrs) + sorted(cls.buffers) + body + props:
+        kept = [ITEMS] if cls.items else []  # `self[DATA] = t` of a dict subclass
+        for name in list(cls.attrs) + sorted(cls.buffers) + body + props + kept:
             v = evaluator.self_attr(cls, name)
             if _keep(v):
                 attrs[name] = to_data(v)
@@ -177,7 +179,8 @@ def _method_calls(index: FileIndex, evaluator: Evaluator) -> List[list]:
                     unplaced = True
                 elif evaluator._local_class(recv.cls) is not None:
                     continue
-            elif not (recv.kind == UNKNOWN and recv.ref is not None or unplaced and by_name.eligible(name)):
+            elif not (recv.kind == UNKNOWN and recv.ref is not None
+                      or unplaced and by_name.eligible(name) and not name.endswith(".setter")):
                 continue
             arg_values, kw_values = _arguments(evaluator, site.caller, call)
             if unplaced and not any(_informative_argument(v) for v in arg_values + list(kw_values.values())):

@@ -22,6 +22,7 @@ from torchsync_lint.inference.project_calls import TEST_CALL, ProjectCalls, test
 from torchsync_lint.inference.roots import DICT_CLASSES, EXTERNAL_ROOTS, names_tensor_base
 from torchsync_lint.inference.stars import exports
 from torchsync_lint.inference.values import (
+    ITEMS,
     CPU,
     CUDA,
     DEVICE,
@@ -38,6 +39,7 @@ from torchsync_lint.inference.values import (
     UNKNOWN_VALUE,
     Value,
     element_of,
+    item_at,
     unpacked,
     from_data,
     join,
@@ -391,6 +393,14 @@ class Project(ProjectCalls):
                 if m is None:
                     return tensor()  # a torch.nn layer subclass that keeps torch's forward
             return self._returns(m, ref[3] if len(ref) > 3 else None) if m is not None else UNKNOWN_VALUE
+        if kind == "item":  # `image[DATA]` of another file's class: its `__getitem__`, else what it keeps
+            cls_key = self.class_key(ref[1])
+            if cls_key is None:
+                return UNKNOWN_VALUE
+            m = self.find_method(cls_key, "__getitem__")
+            if m is not None:
+                return self._returns(m)
+            return item_at(self.resolve(("attr", ref[1], ITEMS)), ref[2])
         if kind == "attr":
             cls_key = self.class_key(ref[1])
             for k in self.mro(cls_key) if cls_key is not None else ():

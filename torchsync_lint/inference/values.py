@@ -41,6 +41,10 @@ UNKNOWN = "unknown"
 # scope key of ``self.<attr>`` as a method assigned it (no identifier holds a dot)
 SELF_ATTR = "self."
 
+# what an instance keeps under its own keys (``self[DATA] = t``), as the name of an attribute: no
+# identifier is spelt so
+ITEMS = "[]"
+
 # devices
 CUDA = "cuda"
 CPU = "cpu"
@@ -231,6 +235,21 @@ def join_members(a: Value, b: Value) -> Value:
     if out.maybe and not (a.maybe or b.maybe):
         return UNKNOWN_VALUE
     return out
+
+
+def item_at(items: Value, key: Optional[str]) -> Value:
+    """What ``obj[key]`` reads from what an instance keeps under its keys (a DICT value): the value
+    under a key named, else the join of all of them (a computed key may be any)."""
+    if items.kind != DICT:
+        return UNKNOWN_VALUE
+    if key is not None:
+        return items.keyed(key) or UNKNOWN_VALUE
+    if items.keys:
+        out = items.keys[0][1]
+        for _k, v in items.keys[1:]:
+            out = join_members(out, v)
+        return out
+    return items.item or UNKNOWN_VALUE
 
 
 def join_passed(values: list) -> Tuple[Value, bool]:

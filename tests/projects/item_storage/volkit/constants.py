@@ -1,0 +1,3 @@
+DATA = "data"
+AFFINE = "affine"
+INTENSITY = "intensity"
