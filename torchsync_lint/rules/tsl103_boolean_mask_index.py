@@ -4,7 +4,7 @@ from typing import List
 
 import libcst as cst
 
-from torchsync_lint.inference.values import CPU, NONE, NUMBER, TENSOR, UNKNOWN, Value
+from torchsync_lint.inference.values import CPU, NONE, NUMBER, TENSOR, UNKNOWN, Value, unpacked
 from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._indexing import (
     SLICE,
@@ -114,9 +114,18 @@ class BooleanMaskIndex(Rule):
         for target in node.targets:
             t = target.target
             if type(t) is cst.Subscript:
-                index = self._masked(t)
-                if index and not self._masked_fill(index, self.ctx.value(node.value)):
-                    self.report(t, WRITE_MESSAGE)
+                self._check_write(t, lambda: self.ctx.value(node.value))
+            elif type(t) in (cst.Tuple, cst.List) and not any(type(el) is cst.StarredElement for el in t.elements):
+                # `out[inside], logdet[inside] = spline(...)`: each masked target is a write
+                n = len(t.elements)
+                for i, el in enumerate(t.elements):
+                    if type(el.value) is cst.Subscript:
+                        self._check_write(el.value, lambda i=i: unpacked(self.ctx.value(node.value), i, n))
+
+    def _check_write(self, t: cst.Subscript, value) -> None:
+        index = self._masked(t)
+        if index and not self._masked_fill(index, value()):
+            self.report(t, WRITE_MESSAGE)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if type(node.target) is cst.Subscript and self._masked(node.target):
