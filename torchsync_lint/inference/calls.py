@@ -252,7 +252,10 @@ class Calls(Lambdas, ReceiverMethods):
                 if base.kind == TENSOR and base.ndim is not None:
                     v = v.with_(ndim=base.ndim, zero_dim=base.zero_dim)
             if v is not None:
-                return self._with_fields(v, call, scope)
+                # the fields a constructor call stores (`Out(logits, mask=m)`); not the arguments of
+                # a function that returns an instance (`select(scores, 0.5)`)
+                constructed = v.cls is not None and v.cls.split(".")[-1] == q.split(".")[-1]
+                return self._with_fields(v, call, scope) if constructed else v
         if type(func) is cst.Attribute:
             recv = self.infer(func.value, scope)
             name = func.attr.value

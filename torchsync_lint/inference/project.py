@@ -349,6 +349,8 @@ class Project(ProjectCalls):
         if kind == "validation_off":
             # an informative value (as the default device's), so files that asked are checked again
             return Value("device") if self.validation_off else UNKNOWN_VALUE
+        if kind == "defines":  # some class of the project has a method of this name
+            return Value("device") if self.defines_method(ref[1]) else UNKNOWN_VALUE
         if kind == "own_log_prob":
             return Value("device") if self.own_log_prob else UNKNOWN_VALUE
         if kind == HANDED:

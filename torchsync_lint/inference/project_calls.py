@@ -122,6 +122,10 @@ class ProjectCalls:
                     self._definers.setdefault(n, []).append((key, m))
         return self._definers.get(name, [])
 
+    def defines_method(self, name: str) -> bool:
+        """Some class of the project defines a method ``name``."""
+        return bool(self._definers_of(name))
+
     def _method_of(self, recv: Value, name: str) -> Optional[str]:
         v = self.deep(recv)
         if v.kind not in ("module", "object") or v.cls is None:

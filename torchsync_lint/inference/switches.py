@@ -12,6 +12,8 @@ from typing import Optional
 
 import libcst as cst
 
+from torchsync_lint.inference.values import UNKNOWN
+
 SET_DEFAULT_VALIDATE = "set_default_validate_args"
 
 
@@ -73,6 +75,14 @@ def by_name_validates(evaluator, index, name: str) -> bool:
     if evaluator.recorded is not None:
         evaluator.recorded[("own_log_prob",)] = project.resolve(("own_log_prob",))
     return not project.own_log_prob
+
+
+def method_defined(evaluator, name: str) -> bool:
+    """Some class of the project defines a method ``name``: this file's, else another file's
+    through the project (a reference, so that the project pass asks again)."""
+    if any(name in c.methods for c in evaluator.index.classes.values()):
+        return True
+    return evaluator._ref(("defines", name)).kind != UNKNOWN
 
 
 def own_log_prob(index) -> bool:

@@ -3,6 +3,7 @@
 import libcst as cst
 
 from torchsync_lint.inference import torch_facts
+from torchsync_lint.inference.switches import method_defined
 from torchsync_lint.inference.values import MODULE, SELF, UNKNOWN
 from torchsync_lint.rules.base import Rule
 from torchsync_lint.rules._common import names_a_gpu_device, non_blocking, on_self
@@ -16,7 +17,8 @@ class ModuleToDevice(Rule):
     ## What it does
     Flags moving a module held in a variable or attribute to the GPU (`model.to(device)`,
     `self.to(device)` in a module's own method, `model.cuda()`; `self.model = build(cfg).to(device)`
-    where a method of the class uses `self.model` as only a module is used, `self.model.parameters()`)
+    where a method of the class uses `self.model` as only a module is used, `self.model.parameters()`;
+    `model.to(device)` as a statement whose result is unused: only a module moves in place)
     outside the per-step code: in
     set-up code (a constructor, a `load` or `build` helper, a pipeline's preparation) it copies
     every parameter and buffer the module holds on the host to the GPU, one blocking copy each.
@@ -85,6 +87,11 @@ class ModuleToDevice(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._bound_to: dict = {}  # id() of an assigned call -> its one target
+        self._discarded: set = set()  # id() of calls made as statements, their result unused
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        if type(node.value) is cst.Call:
+            self._discarded.add(id(node.value))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         # `self.model = build(cfg).to(d)`: the attribute (or name) it is bound to is used as a
@@ -106,8 +113,20 @@ class ModuleToDevice(Rule):
             # `self.to(d)` / `self.sub.to(d)` in another method (an `encode`, a `train`) runs on
             # every call: the module is on the device after the first (sentence-transformers)
             return
-        if self._is_module(func.value) or self._bound_to_module(node):
+        if self._is_module(func.value) or self._bound_to_module(node) or self._moved_in_place(node):
             self.report(node)
+
+    def _moved_in_place(self, node: cst.Call) -> bool:
+        """``model.to(device)`` as a statement, its result unused, on a value inference cannot
+        type: only a module moves in place (a tensor's copy, dropped, would do nothing)."""
+        if id(node) not in self._discarded:
+            return False
+        v = self.ctx.value(node.func.value)
+        if v.kind != UNKNOWN or v.ref is not None:
+            return False
+        # unless a class of the project has a method of that name (a normaliser's own `cuda()`,
+        # whose copies are its body's statements)
+        return not method_defined(self.ctx.evaluator, node.func.attr.value)
 
     def _bound_to_module(self, node: cst.Call) -> bool:
         target = self._bound_to.get(id(node))
