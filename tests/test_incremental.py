@@ -324,3 +324,58 @@ def test_an_unrelated_edit_leaves_the_report_of_a_file_that_hands_a_function_on(
     found, checked = _run(root, True, monkeypatch)
     assert checked == {"hb/base.py"}
     assert found == cold == _run(root, False, monkeypatch)[0]
+
+
+NESTED_REFERENCES = {
+    "pkg/__init__.py": "",
+    "pkg/conf.py": (
+        "class Config:\n"
+        "    def __init__(self, bos=None, eos=None):\n"
+        "        self.bos = bos\n"
+        "        self.eos = eos\n\n\n"
+        "def keep(token):\n"
+        "    return token\n"
+    ),
+    # as transformers' generation/utils: a local helper's return is another file's attributes,
+    # joined and moved, so a reference holds a reference that holds values
+    "pkg/gen.py": (
+        "import torch\n\n"
+        "from pkg.conf import Config, keep\n\n\n"
+        "class Mixin:\n"
+        "    def prepare(self, config: Config, device=None):\n"
+        "        def _tensor_or_none(token, device=None):\n"
+        "            if token is None:\n"
+        "                return token\n"
+        "            if isinstance(token, torch.Tensor):\n"
+        "                return token.to(device)\n"
+        "            return torch.tensor(token, device=device, dtype=torch.long)\n\n"
+        "        bos = _tensor_or_none(config.bos, device=device)\n"
+        "        eos = _tensor_or_none(config.eos, device=device)\n"
+        "        return keep(bos), eos\n"
+    ),
+}
+
+
+def test_an_interface_whose_references_nest_values_is_cached(tmp_path, monkeypatch):
+    """Values inside a reference inside a reference are written as data: the cache keeps the
+    interface (a one-file check reads it back), the report, and the project index's callers'
+    table (``keep(bos)`` passes such a value), so an unchanged re-run checks nothing and the
+    flake8 plugin finds the index. The writes failed silently: every run derived them again, and
+    without its callers' table the index was torn (transformers: a warm flake8 run 0.69 s)."""
+    import json
+
+    from torchsync_lint.check.report import Options
+    from torchsync_lint.run.interfaces import interface_cache_get, interface_for_file
+    from torchsync_lint.run.project_index import Index
+
+    _write(tmp_path, NESTED_REFERENCES)
+    gen = str(tmp_path / "pkg/gen.py")
+    derived = interface_for_file(gen, "pkg.gen", str(tmp_path / ".od-cache"))
+    assert json.loads(json.dumps(derived)) is not None
+    assert interface_cache_get(gen, "pkg.gen", str(tmp_path / ".od-cache")) == (True, json.loads(json.dumps(derived)))
+    cold, checked_cold = _run(tmp_path, True, monkeypatch)
+    warm, checked_warm = _run(tmp_path, True, monkeypatch)
+    assert "pkg/gen.py" in checked_cold and not checked_warm
+    index = Index.load(str(tmp_path / ".cache"), Options(select=("TSL",)))
+    assert index is not None and "pkg.conf.keep" in index.calls
+    assert warm == cold == _run(tmp_path, False, monkeypatch)[0]

@@ -54,6 +54,20 @@ def test_nested_references_round_trip_through_json():
     assert element_of(tensor(CUDA, "int").with_(ndim=1)) == tensor(CUDA, "int").with_(ndim=0, zero_dim=True)
 
 
+def test_values_inside_nested_references_are_data_too():
+    """``join`` of two references nests a value whose own reference is a tuple holding values
+    (transformers' ``modeling_utils`` and ``generation/utils`` interfaces have such entries): all of
+    it is JSON, and comes back equal, so the cache can keep the interface and the report."""
+    import json
+
+    inner = Value(UNKNOWN, ref=("join", Value(UNKNOWN, ref=("value", "pkg.a.X")), tensor(CUDA)))
+    v = Value(UNKNOWN, ref=("invoked", ("elt", 0, 2, ("iter", ("method", "pkg.m.C", "items", inner)))))
+    data = to_data(v)
+    text = json.dumps(data)  # raised TypeError: a Value inside the nested tuple
+    assert from_data(json.loads(text)) == v == from_data(data)
+    assert hash(from_data(json.loads(text)).ref)
+
+
 def test_a_host_batch_joined_with_a_tensor_is_a_tensor_where_both_are():
     """A loader's batch is on the host until moved: joined with a CPU tensor, a CPU tensor."""
     from torchsync_lint.inference.values import BATCH, CPU

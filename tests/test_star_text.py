@@ -16,7 +16,7 @@ from torchsync_lint.inference.defs import declared_all
 from torchsync_lint.inference.index import FileIndex
 from torchsync_lint.inference.project import Project
 from torchsync_lint.run import ondemand
-from torchsync_lint.run.star_text import StarText, _stars, last_all, literal_all, masked
+from torchsync_lint.run.star_text import StarText, _read, _stars, last_all, literal_all, masked
 from torchsync_lint.syntax import walk
 from torchsync_lint.syntax.parse import parse_module
 
@@ -169,6 +169,62 @@ def test_a_star_import_ruled_out_never_exports_the_name(project, tmp_path):
                 ruled_out += 1
                 assert name not in exported, (module, name)
     assert ruled_out > 0
+
+
+CYCLES = {  # star-import cycles, a module that is not there, one unreadable, one whose stars are unknown
+    "cyc/__init__.py": "from .a import *\nfrom cyc.c import *\n",
+    "cyc/a/__init__.py": "from .b import *\nfrom cyc import *\nalpha = 1\n",
+    "cyc/a/b.py": "from cyc.a import *\nfrom cyc.gone import *\n\n\ndef beta():\n    return 'gamma'\n",
+    "cyc/c.py": "__all__ = ['delta']\ndelta = epsilon = 1\n",
+    "cyc/d.py": "from .e import *\nfrom .f import *\nzeta = 2\n",
+    "cyc/e.py": "from .d import *\neta = 3  # theta\n",
+    "cyc/f.py": "import os; from .g import *\ndef (:\n",
+    "cyc/h.py": "from .bad import *\nfrom .c import *\n",
+}
+
+
+def _followed(paths, module, name, seen):
+    """The answer followed one module at a time, each module once per question (the walk
+    ``may_export`` made for every name before it kept what a module reaches)."""
+    if module in seen:
+        return False
+    seen.add(module)
+    path = paths.get(module)
+    if path is None:
+        return False
+    facts = _read(path)
+    if facts is None:
+        return True
+    if facts.all is not None:
+        return name in facts.all
+    if facts.binds(name):
+        return True
+    stars = _stars(facts.text, module, facts.package)
+    return stars is None or any(_followed(paths, star, name, seen) for star in stars)
+
+
+@pytest.mark.parametrize("project", ["made", "cycles", "star_imports", "reexport"])
+def test_what_a_module_reaches_answers_as_the_walk_for_each_name(project, tmp_path):
+    root = tmp_path / "proj"
+    if project in ("made", "cycles"):
+        for rel, text in (FILES if project == "made" else CYCLES).items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+        if project == "cycles":
+            (root / "cyc" / "bad.py").write_bytes(b"from .c import *\nx = '\xff'\n")  # not UTF-8
+    else:
+        shutil.copytree(TESTS / "projects" / project, root)
+    paths = {module_name_for(str(p))[0]: str(p) for p in root.rglob("*.py")}
+    names = {w for p in root.rglob("*.py") for w in p.read_bytes().decode("latin-1").replace(".", " ").replace(
+        "(", " ").replace("'", " ").split() if w.isidentifier()} | {"nothing_binds_this"}
+    text = StarText(lambda: paths)
+    answers = set()
+    for module in sorted(paths) + ["cyc.gone"]:
+        for name in sorted(names):
+            got = text.may_export(module, name)
+            assert got == _followed(paths, module, name, set()), (module, name)
+            answers.add(got)
+    assert answers == {True, False}
 
 
 def _checked(root, monkeypatch, may_export=None):

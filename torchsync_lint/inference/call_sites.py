@@ -18,7 +18,6 @@ from torchsync_lint.inference.defs import (  # noqa: F401
     CallSite,
     ClassInfo,
     FunctionInfo,
-    binding_names,
     bound_names,
     class_level,
     target_names,
@@ -403,12 +402,6 @@ class CallSites(HeldSites):
         carried = loop is not None and not any(name in names for names in bound[loop:at])
         v = self.infer(expr, self._scope_at(func, at))
         return join_maybe(v, self.infer(expr, self.summary_scope(func))) if carried else v
-
-    def _bound_per_binding(self, func: FunctionInfo) -> list:
-        got = self._binding_names.get(id(func))
-        if got is None:
-            got = self._binding_names[id(func)] = [binding_names([b]) for b in func.bindings]
-        return got
 
     def _scope_before(self, func: FunctionInfo, call: cst.Call, name: str) -> Optional[Scope]:
         """The function's names just before the assignment of ``call``'s result to ``name``, when

@@ -100,7 +100,7 @@ class HeldSites:
         iterable read without the function's parameters (which are what is being computed, when a
         transform's parameters are asked for: reading them here cut the answer short). None where
         ``name`` is not the target of the function's one loop binding it, or the iterable needs more."""
-        found = [b for b in func.bindings if name in binding_names([b])]
+        found = [b for b, names in zip(func.bindings, self._bound_per_binding(func)) if name in names]
         if len(found) != 1 or found[0][0] != "for" or type(found[0][1]) is not cst.Name:
             return None
         it = found[0][2]
@@ -109,6 +109,14 @@ class HeldSites:
         scope = Scope(func, self.module_scope(), {"self": Value(SELF)})
         v = self.iter_element(it, scope)
         return v if v.kind in (MODULE, OBJECT) else None
+
+    def _bound_per_binding(self, func: FunctionInfo) -> list:
+        """The names each of the function's bindings binds, in order (read once per evaluator:
+        asked per name and call site, the per-binding sets were the cost)."""
+        got = self._binding_names.get(id(func))
+        if got is None:
+            got = self._binding_names[id(func)] = [binding_names([b]) for b in func.bindings]
+        return got
 
     def _held_calls(self) -> list:
         """(attribute, site, owning class) of every ``self.attr(...)`` call in a method where

@@ -345,7 +345,7 @@ def to_data(v: Value) -> dict:
     if v.assumed:
         out["a"] = 1
     if v.ref is not None:
-        out["r"] = [to_data(x) if isinstance(x, Value) else x for x in v.ref]
+        out["r"] = _ref_to_data(v.ref)
     if v.cls is not None:
         out["c"] = v.cls
     if v.zero_dim:
@@ -384,6 +384,14 @@ def from_data(d: dict) -> Value:
         maybe=bool(d.get("m")),
         keys=tuple((str(k), from_data(x)) for k, x in d.get("ky", ())),
     )
+
+
+def _ref_to_data(r: tuple) -> list:
+    """A reference as plain data: a value inside it as data at any depth (``("invoked", ("elt", 0,
+    2, ("iter", ref)))`` of a value whose own reference holds values), a reference inside it as a
+    list. Values left inside a nested tuple made the interface unwritable as JSON: the cache
+    dropped it (and the report holding it) without a word, and every run derived it again."""
+    return [to_data(x) if isinstance(x, Value) else _ref_to_data(x) if isinstance(x, tuple) else x for x in r]
 
 
 def _ref_from_data(r: list) -> tuple:

@@ -52,7 +52,6 @@ _PLAIN_ALL = re.compile(_PLAIN_LIST + r"[ \t]*(?:#[^\n]*)?\n?\Z")  # one stateme
 _LAST_ALL = re.compile(_PLAIN_LIST + _GAP + r"\Z")  # the end of a file
 _STRING_VALUE = re.compile(r"#[^\n]*|" + _PLAIN_STRING)  # a comment's quotes are not strings
 _ALL = "__all__"
-_NONE = 1 << 30  # no stack position: a cycle led back to nothing still being followed
 
 
 class _Facts:
@@ -104,64 +103,70 @@ class StarText:
     def __init__(self, paths: Callable[[], Dict[str, str]]) -> None:
         self._paths = paths
         self._facts: Dict[str, Optional[_Facts]] = {}
-        self._known: Dict[Tuple[str, str], bool] = {}  # (module, name) -> answer, where final
+        self._reach: Dict[str, _Reach] = {}  # module -> what a question about it reaches
+        self._known: Dict[Tuple[str, str], bool] = {}  # (module, name) -> answer
 
     def may_export(self, module: str, name: str) -> bool:
-        return self._may(module, name, {}, {})[0]
-
-    def _may(self, module: str, name: str, stack: Dict[str, int], done: Dict[str, int]) -> Tuple[bool, int]:
-        """(answer, the lowest stack position a star-import cycle led back to; past the end: none).
-        A module met again in one question adds nothing: on the stack, its other star imports are
-        followed by the frame that holds it; done, it was followed in full and bound nothing (but
-        may still wait, as it did, on a module being followed)."""
+        """Some module a question about ``module`` reaches could bind ``name``: ``module`` itself
+        and, followed from a module whose own text does not decide (no literal ``__all__``), the
+        modules it star-imports, in turn (a star-import cycle adds nothing more). Each module
+        answers by its text alone: no file, nothing; a literal ``__all__``, whether it lists the
+        name; else whether its code spells the name where a binding would; unreadable, or star
+        imports it cannot list, it may."""
         got = self._known.get((module, name))
-        if got is not None:
-            return got, _NONE
-        if module in stack:
-            return False, stack[module]
-        if module in done:
-            return False, done[module]
-        here = len(stack)
-        answer, low = self._own(module, name)
-        if answer is None:
-            answer = False
-            stack[module] = here
-            for star in self._stars_of(module):
-                got, back = self._may(star, name, stack, done)
-                low = min(low, back)
-                if got:
-                    answer = True
-                    break
-            del stack[module]
-        if answer or low >= here:  # not waiting on a module still being followed
-            self._known[(module, name)] = answer
-            low = _NONE
-        done[module] = low
-        return answer, low
+        if got is None:
+            reach = self._reach.get(module)
+            if reach is None:
+                reach = self._reach[module] = self._reached(module)
+            got = self._known[(module, name)] = reach.may_bind(name)
+        return got
 
-    def _own(self, module: str, name: str) -> Tuple[Optional[bool], int]:
-        """(the answer from the module's own text, or None: its star imports decide; no cycle)."""
-        path = self._paths().get(module)
-        if path is None:
-            return False, _NONE  # no file: no interface, nothing exported
-        facts = self._facts.get(module, False)
-        if facts is False:
-            facts = self._facts[module] = _read(path)
-        if facts is None:
-            return True, _NONE  # unreadable here: assume it may
-        if facts.all is not None:
-            return name in facts.all, _NONE
-        if facts.binds(name):
-            return True, _NONE
-        if facts.stars is None:
-            facts.stars = _stars(facts.text, module, facts.package)
+    def _reached(self, module: str) -> "_Reach":
+        """The modules a question about ``module`` reaches, read once for every name asked (the
+        walk was the cost: transformers' ``models`` star-imports 515 packages, each its modules,
+        2,060 modules for each new name)."""
+        listed: set = set()
+        texts: List[_Facts] = []
+        seen = {module}
+        todo = [module]
+        while todo:
+            m = todo.pop()
+            path = self._paths().get(m)
+            if path is None:
+                continue  # no file: no interface, nothing exported
+            facts = self._facts.get(m, False)
+            if facts is False:
+                facts = self._facts[m] = _read(path)
+            if facts is None:
+                return _Reach(True)  # unreadable here: assume it may
+            if facts.all is not None:
+                listed |= facts.all
+                continue
+            texts.append(facts)
             if facts.stars is None:
-                return True, _NONE
-        return None, _NONE
+                facts.stars = _stars(facts.text, m, facts.package)
+                if facts.stars is None:
+                    return _Reach(True)
+            for star in facts.stars:
+                if star not in seen:
+                    seen.add(star)
+                    todo.append(star)
+        return _Reach(False, frozenset(listed), texts)
 
-    def _stars_of(self, module: str) -> List[str]:
-        facts = self._facts[module]
-        return facts.stars if facts is not None and facts.stars is not None else []
+
+class _Reach:
+    """What a question about one module reaches: the names literal ``__all__`` lists grant, and the
+    texts whose code may bind a name; ``anything``: some module there may bind any name."""
+
+    __slots__ = ("anything", "listed", "texts")
+
+    def __init__(self, anything: bool, listed: frozenset = frozenset(), texts: Optional[List[_Facts]] = None) -> None:
+        self.anything = anything
+        self.listed = listed
+        self.texts = texts or []
+
+    def may_bind(self, name: str) -> bool:
+        return self.anything or name in self.listed or any(f.binds(name) for f in self.texts)
 
 
 def _read(path: str) -> Optional[_Facts]:
