@@ -86,3 +86,33 @@ def test_fix_never_takes_a_fix_from_the_cache(tmp_path, target):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert target_file.read_text() == (FIXES / "TSL201_arange_after.py").read_text()
     assert "pwned" not in target_file.read_text() and not (tmp_path / "PWNED").exists()
+
+
+def test_an_entry_that_cannot_be_encoded_is_said_once_and_not_written(tmp_path, capsys, monkeypatch):
+    """A value the cache format does not cover is the linter's bug: not written (the run goes on),
+    but told on stderr once per process and counted, so that it cannot hide as a slow run."""
+    from torchsync_lint.run import cache
+
+    monkeypatch.setattr(cache, "unencodable", 0)
+    cache.write_json(str(tmp_path / "a.json"), {"v": object()})
+    cache.write_json(str(tmp_path / "b.json"), {"v": object()})
+    assert cache.unencodable == 2
+    assert not (tmp_path / "a.json").exists() and not (tmp_path / "b.json").exists()
+    assert capsys.readouterr().err.count("could not be encoded") == 1
+    cache.write_json(str(tmp_path / "c.json"), {"v": [1, "x"]})
+    assert json.loads((tmp_path / "c.json").read_text()) == {"v": [1, "x"]}
+
+
+def test_every_fixture_project_caches_all_it_derives(tmp_path, monkeypatch):
+    """Each fixture project, linted with a cache: every interface and report encodes."""
+    from pathlib import Path
+
+    from torchsync_lint import lint_paths
+    from torchsync_lint.config import Config
+    from torchsync_lint.run import cache
+
+    monkeypatch.setattr(cache, "unencodable", 0)
+    projects = Path(__file__).parent / "projects"
+    for root in sorted(p for p in projects.iterdir() if p.is_dir()):
+        lint_paths([str(root)], Config(hot_tests=True), jobs=1, cache_dir=str(tmp_path / root.name))
+    assert cache.unencodable == 0

@@ -72,19 +72,33 @@ def key(data: bytes, path: str, module_name: str, options: object) -> str:
     return h.hexdigest()
 
 
+# entries that could not be encoded (a value the interface format does not cover: the linter's
+# bug, never the user's): counted, and told once per process, so that it cannot hide
+unencodable = 0
+
+
 def write_json(path: str, payload: dict) -> None:
     """Write ``payload`` as JSON to ``path`` atomically (a temporary file, then a rename); a
-    read-only or full disk only costs speed, so its errors are dropped."""
-    tmp = None
+    read-only or full disk only costs speed, so its errors are dropped. A payload that cannot be
+    encoded is not written either, but said (once): every later run would derive it again."""
+    global unencodable
     try:
         text = json.dumps(payload, separators=(",", ":"))  # one shot: the C encoder (``dump`` streams in Python)
+    except (TypeError, ValueError) as exc:
+        unencodable += 1
+        if unencodable == 1:
+            sys.stderr.write(f"torchsync-lint: internal error: a cache entry could not be encoded ({exc}); "
+                             "the run goes on without it\n")
+        return
+    tmp = None
+    try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, path)
         tmp = None
-    except (OSError, TypeError, ValueError):
+    except OSError:
         pass
     finally:
         if tmp is not None:
