@@ -109,7 +109,11 @@ class FileContext:
     def tensor_method(self, call: cst.Call) -> Optional[str]:
         """The method name when ``call`` is ``<tensor>.name(...)``, else None."""
         f = call.func
-        if type(f) is cst.Attribute and self.qualname(f) is None and self.is_tensor(f.value):
+        if type(f) is not cst.Attribute:
+            return None
+        q = self.qualname(f)
+        # `consts.MEAN.to(d)` / `MEAN.to(d)` of another file's tensor: a method, though it qualifies
+        if (q is None or q.split(".")[0] not in ("torch", "numpy")) and self.is_tensor(f.value):
             return f.attr.value
         return None
 

@@ -173,6 +173,8 @@ class Expressions:
                 return Value(DTYPE)
             if q in facts.float_constants() or q in api.HOST_FLOAT_CONSTANTS:
                 return number("float")
+            if type(e.value) is cst.Name and q.split(".")[0] not in EXTERNAL_ROOTS and e.value.value in self.aliases.map:
+                return self._ref(("value", q))  # `consts.MEAN` of a module imported from the project
             return _function_reference(q)
         base = self.infer(e.value, scope)
         named = named_tuples.field(base, attr)

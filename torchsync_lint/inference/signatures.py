@@ -28,11 +28,16 @@ def refine_annotation(ann: Value, body: Value) -> Value:
     if bare_container(ann) and body.kind == ann.kind:
         return body
     if ann.kind == TENSOR and body.kind == TENSOR:
-        return ann.with_(device=ann.device or body.device, dtype=ann.dtype or body.dtype, host_data=body.host_data)
+        # `-> Tensor` says nothing of the rank: a body's full reduction (`scores.argmax()`) is 0-dim
+        ndim = ann.ndim if ann.ndim is not None else body.ndim
+        return ann.with_(device=ann.device or body.device, dtype=ann.dtype or body.dtype, host_data=body.host_data,
+                         ndim=ndim, zero_dim=ann.zero_dim or body.zero_dim)
     if ann.kind == TUPLE and body.kind == TUPLE and ann.elts and len(ann.elts) == len(body.elts):
         return ann.with_(elts=tuple(refine_annotation(a, b) for a, b in zip(ann.elts, body.elts)))
     if ann.kind == body.kind and ann.item is not None and body.item is not None:  # dict[str, tuple[Tensor, bool]]
-        return ann.with_(item=refine_annotation(ann.item, body.item))
+        # and the keys a body's dict names (`-> Dict[str, Tensor]` of `{"valid": mask, "peak": i}`)
+        keys = tuple((k, refine_annotation(ann.item, v)) for k, v in body.keys) if ann.kind == DICT else ()
+        return ann.with_(item=refine_annotation(ann.item, body.item), keys=keys or ann.keys)
     return ann
 
 

@@ -40,6 +40,7 @@ from torchsync_lint.inference.values import (
     TENSOR,
     TENSOR_SEQ,
     TUPLE,
+    UNKNOWN,
     UNKNOWN_VALUE,
     join_maybe,
     Value,
@@ -113,6 +114,11 @@ class TorchCalls:
         if not q.startswith("torch."):
             if q.split(".")[0] in EXTERNAL_ROOTS:
                 return None
+            if type(call.func) is cst.Attribute and torch_facts.method(last) is not None:
+                # `MEAN.to(d)` of another file's tensor constant: a method of a value, not a function
+                recv = self.infer(call.func.value, scope)
+                if recv.kind == TENSOR or recv.kind == UNKNOWN and recv.ref is not None and recv.ref[0] == "value":
+                    return None
             # a class or function imported from another file: what that file's interface says
             got = self._ref(("call", q) + self._call_flag(call, scope))
             if got.kind == TENSOR and got.cls is not None:

@@ -188,7 +188,7 @@ class HostTensorToDevice(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         q = self.ctx.qualname(node.func)
-        if q is not None:
+        if q is not None and (q in api.HOST_DATA_FACTORIES or q in CUDA_TYPED or q == "torch.where"):
             if q in api.HOST_DATA_FACTORIES and self._host_data_on_device(node):
                 self.report(node, fix=self._fix_factory(node, q))
             elif q in CUDA_TYPED and self._data_kind(node) in (LIST, TUPLE, NDARRAY):
@@ -196,6 +196,8 @@ class HostTensorToDevice(Rule):
             elif q == "torch.where" and len(node.args) == 3:
                 self._where_operands([a.value for a in node.args])
             return
+        if q is not None and not (type(node.func) is cst.Attribute and q.split(".")[0] not in ("torch", "numpy")):
+            return  # a function, not a method of another file's value (`consts.MEAN.to(d)`)
         f = node.func
         if (type(f) is cst.Attribute and f.attr.value in ("to", "cuda") and not non_blocking(node)
                 and gathered_by_host_index(self.ctx, f.value) and not sliced_per_step(self.ctx, f.value)

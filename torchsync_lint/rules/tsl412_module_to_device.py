@@ -18,7 +18,8 @@ class ModuleToDevice(Rule):
     Flags moving a module held in a variable or attribute to the GPU (`model.to(device)`,
     `self.to(device)` in a module's own method, `model.cuda()`; `self.model = build(cfg).to(device)`
     where a method of the class uses `self.model` as only a module is used, `self.model.parameters()`;
-    `model.to(device)` as a statement whose result is unused: only a module moves in place)
+    `model.to(device)` as a statement whose result is unused: only a module moves in place; a name the
+    function also calls, `model(x)`: no tensor is callable)
     outside the per-step code: in
     set-up code (a constructor, a `load` or `build` helper, a pipeline's preparation) it copies
     every parameter and buffer the module holds on the host to the GPU, one blocking copy each.
@@ -113,8 +114,18 @@ class ModuleToDevice(Rule):
             # `self.to(d)` / `self.sub.to(d)` in another method (an `encode`, a `train`) runs on
             # every call: the module is on the device after the first (sentence-transformers)
             return
-        if self._is_module(func.value) or self._bound_to_module(node) or self._moved_in_place(node):
+        if (self._is_module(func.value) or self._bound_to_module(node) or self._moved_in_place(node)
+                or self._called_and_moved(func.value)):
             self.report(node)
+
+    def _called_and_moved(self, expr: cst.BaseExpression) -> bool:
+        """``model = model.to(d)`` where the function also calls ``model(x)``: no tensor is
+        callable, so what is called and moved is a module (a pipeline of modules)."""
+        f = self.ctx.function
+        if type(expr) is not cst.Name or f is None or self.ctx.value(expr).kind != UNKNOWN:
+            return False
+        sites = self.ctx.evaluator.index.call_sites.get(expr.value, ())
+        return any(s.caller is f for s in sites) and not method_defined(self.ctx.evaluator, "to")
 
     def _moved_in_place(self, node: cst.Call) -> bool:
         """``model.to(device)`` as a statement, its result unused, on a value inference cannot
