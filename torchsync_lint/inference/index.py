@@ -54,6 +54,8 @@ class FileIndex(Bindings, TensorUses, BatchLoops, cst.CSTVisitor):
         self.module_functions: Dict[str, FunctionInfo] = {}  # top-level functions by name
         self.module_bindings: List[tuple] = []
         self.call_sites: Dict[str, List[CallSite]] = {}  # by callee simple name / "self.name"
+        # `getattr(cb, hook)(self, *args)` in a function: methods called by a name held as text
+        self.dispatches: List[CallSite] = []
         self.hot_loops: Set[int] = set()
         self.module_hot_calls: Set[str] = set()
         # every call of a torch.* callable, by qualified name (file-wide settings such as
@@ -332,6 +334,9 @@ class FileIndex(Bindings, TensorUses, BatchLoops, cst.CSTVisitor):
                 if a.keyword is not None and a.keyword.value == "validate_args" and not leaves_validation_on(a.value):
                     self.validate_false = True
         func = node.func
+        if (type(func) is cst.Call and type(func.func) is cst.Name and func.func.value == "getattr"
+                and len(func.args) == 2 and self._func_stack):
+            self.dispatches.append(CallSite(self._func_stack[-1], node, 0))
         if (type(func) is cst.Attribute and type(func.value) is cst.Name and self._func_stack
                 and func.attr.value in ("append", "insert") and node.args and not node.args[-1].star):
             self._func_stack[-1].appends.setdefault(func.value.value, []).append(node.args[-1].value)

@@ -22,6 +22,7 @@ import libcst as cst
 from torchsync_lint.inference import by_name
 from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference.evaluate import EXTERNAL_ROOTS, Evaluator
+from torchsync_lint.inference.dispatch import dispatched_calls
 from torchsync_lint.inference.callgraph import FileSummary, summary_from_data, summary_to_data  # noqa: F401
 from torchsync_lint.inference.switches import own_log_prob, turns_validation_off
 from torchsync_lint.inference.defs import bound_names, declared_all, generated_fields, is_property
@@ -108,6 +109,7 @@ def extract(index: FileIndex, evaluator: Evaluator, summary: Optional[FileSummar
             continue
         calls.append([q, *_call_data(evaluator, caller, call)])
     calls.extend(_method_calls(index, evaluator))
+    calls.extend(dispatched_calls(index, evaluator))
     calls.extend(_handed_on_calls(index, evaluator))
     return {
         "format": FORMAT,
