@@ -1,4 +1,5 @@
-"""Methods called by a name held as text: ``getattr(cb, "on_epoch_end")(self, logs)``, and the
+"""Methods called by a name held as text: ``getattr(cb, "on_epoch_end")(self, logs)`` (or a name
+bound to the lookup, ``fn = getattr(cb, hook, None)`` then ``fn(self, logs)``), and the
 callback loops of training frameworks, ``def _call(self, hook, *args): for cb in self.callbacks:
 getattr(cb, hook)(self, *args)`` called as ``self._call("on_epoch_end", logs)``.
 
@@ -22,8 +23,8 @@ from torchsync_lint.inference.values import to_data
 def dispatched_calls(index, evaluator) -> List[list]:
     """``["@name", method, args, {}]`` for each dispatch by text the file makes, per hook named."""
     out: List[list] = []
-    for site in index.dispatches:
-        name_expr = site.call.func.args[1].value
+    for site, lookup in index.dispatches:
+        name_expr = lookup.args[1].value
         for name, extra in _hooks(evaluator, site.caller, name_expr):
             if not by_name.eligible(name):
                 continue
@@ -79,3 +80,13 @@ def _arguments(evaluator, site, extra) -> Optional[list]:
         else:
             values.append(evaluator.argument(func, site.call, a.value))
     return values
+
+
+def bound_lookup(func, callee: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """What the function last bound the called name to so far (`fn = getattr(cb, hook, None)`)."""
+    if type(callee) is not cst.Name:
+        return None
+    for b in reversed(func.bindings):
+        if b[0] == "assign" and len(b[1]) == 1 and type(b[1][0]) is cst.Name and b[1][0].value == callee.value:
+            return b[2]
+    return None

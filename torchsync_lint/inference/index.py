@@ -26,6 +26,7 @@ from torchsync_lint.inference.defs import (  # noqa: F401  (re-exported)
     target_names,
     torch_dim_keyword,
 )
+from torchsync_lint.inference.dispatch import bound_lookup
 from torchsync_lint.inference.index_bindings import Bindings, augmented_value  # noqa: F401  (re-exported)
 from torchsync_lint.inference.index_loops import BatchLoops
 from torchsync_lint.inference.index_uses import TensorUses, numpy_argument
@@ -54,8 +55,9 @@ class FileIndex(Bindings, TensorUses, BatchLoops, cst.CSTVisitor):
         self.module_functions: Dict[str, FunctionInfo] = {}  # top-level functions by name
         self.module_bindings: List[tuple] = []
         self.call_sites: Dict[str, List[CallSite]] = {}  # by callee simple name / "self.name"
-        # `getattr(cb, hook)(self, *args)` in a function: methods called by a name held as text
-        self.dispatches: List[CallSite] = []
+        # `getattr(cb, hook)(self, *args)` (or `fn = getattr(cb, hook, None)`, then `fn(self)`) in a
+        # function: (the call, the lookup), methods called by a name held as text
+        self.dispatches: List[tuple] = []
         self.hot_loops: Set[int] = set()
         self.module_hot_calls: Set[str] = set()
         # every call of a torch.* callable, by qualified name (file-wide settings such as
@@ -334,9 +336,11 @@ class FileIndex(Bindings, TensorUses, BatchLoops, cst.CSTVisitor):
                 if a.keyword is not None and a.keyword.value == "validate_args" and not leaves_validation_on(a.value):
                     self.validate_false = True
         func = node.func
-        if (type(func) is cst.Call and type(func.func) is cst.Name and func.func.value == "getattr"
-                and len(func.args) == 2 and self._func_stack):
-            self.dispatches.append(CallSite(self._func_stack[-1], node, 0))
+        if self._func_stack:
+            looked_up = func if type(func) is cst.Call else bound_lookup(self._func_stack[-1], func)
+            if (type(looked_up) is cst.Call and type(looked_up.func) is cst.Name
+                    and looked_up.func.value == "getattr" and len(looked_up.args) in (2, 3)):
+                self.dispatches.append((CallSite(self._func_stack[-1], node, 0), looked_up))
         if (type(func) is cst.Attribute and type(func.value) is cst.Name and self._func_stack
                 and func.attr.value in ("append", "insert") and node.args and not node.args[-1].star):
             self._func_stack[-1].appends.setdefault(func.value.value, []).append(node.args[-1].value)
@@ -460,15 +464,6 @@ class FileIndex(Bindings, TensorUses, BatchLoops, cst.CSTVisitor):
                 loop = self._loop_starts[id(self._loop_stack[-1])] if self._loop_stack else None
                 self.call_marks[id(node)] = (self._stmt_mark, loop)
 
-    def record_store(self, target: cst.Attribute, value: cst.BaseExpression) -> None:
-        """``image.data = t`` in a function: a call of the property's setter, if ``image`` is an
-        instance of a class with one (``data.setter``, ``call_sites.CallSites._sites``)."""
-        caller = self._func_stack[-1]
-        call = cst.Call(func=target, args=[cst.Arg(value=value)])  # for inference only: no place in the source
-        self.call_sites.setdefault("." + target.attr.value + ".setter", []).append(CallSite(caller, call, 0))
-        loop = self._loop_starts[id(self._loop_stack[-1])] if self._loop_stack else None
-        self.call_marks[id(call)] = (self._stmt_mark, loop)
-
     def callee_key(self, func: cst.BaseExpression) -> Optional[str]:
         """A best-effort key of the called function, matching ``FunctionInfo.key`` across files."""
         if type(func) is cst.Name:
@@ -503,3 +498,4 @@ class FileIndex(Bindings, TensorUses, BatchLoops, cst.CSTVisitor):
             self._builtin_uses[-1].append(node)
         if not self.mentions_torch and node.value in ("torch", "Tensor"):
             self.mentions_torch = True
+

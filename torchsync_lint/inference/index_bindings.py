@@ -10,7 +10,7 @@ from typing import List
 
 import libcst as cst
 
-from torchsync_lint.inference.defs import ClassInfo, string_key
+from torchsync_lint.inference.defs import CallSite, ClassInfo, string_key
 
 
 def augmented_value(node: cst.AugAssign) -> cst.BinaryOperation:
@@ -109,6 +109,15 @@ class Bindings:
         if self._func_stack:
             value = node.value
             self._func_stack[-1].yields.append(value if value is not None and type(value) is not cst.From else None)
+
+    def record_store(self, target: cst.Attribute, value: cst.BaseExpression) -> None:
+        """``image.data = t`` in a function: a call of the property's setter, if ``image`` is an
+        instance of a class with one (``data.setter``, ``call_sites.CallSites._sites``)."""
+        caller = self._func_stack[-1]
+        call = cst.Call(func=target, args=[cst.Arg(value=value)])  # for inference only: no place in the source
+        self.call_sites.setdefault("." + target.attr.value + ".setter", []).append(CallSite(caller, call, 0))
+        loop = self._loop_starts[id(self._loop_stack[-1])] if self._loop_stack else None
+        self.call_marks[id(call)] = (self._stmt_mark, loop)
 
     def _self_attr_of(self, e: cst.BaseExpression):
         """``self.<attr>`` in a method: (the method, the attribute's name); else None."""

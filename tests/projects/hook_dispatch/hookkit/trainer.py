@@ -9,6 +9,12 @@ class Trainer:
         for cb in self.callbacks:
             getattr(cb, hook)(self, *args)
 
+    def _hooks(self, hook_name, *args):
+        for cb in self.callbacks:
+            fn = getattr(cb, hook_name, None)
+            if callable(fn):
+                fn(self, *args)
+
     def _report(self, which, value):
         for cb in self.callbacks:
             getattr(cb, which)(self, value)
@@ -25,5 +31,6 @@ class Trainer:
                     getattr(cb, "on_step_end")(self, loss.detach())
             logs = {"val_loss": torch.stack([torch.nn.functional.mse_loss(self.model(a), b) for a, b in val]).mean()}
             self._call("on_epoch_end", logs)
+            self._hooks("on_validation_end", logs["val_loss"])
             name = "on_" + "report"
             self._report(name, logs["val_loss"])
