@@ -355,6 +355,9 @@ class Calls(Lambdas, ReceiverMethods):
         if type(func) is cst.Name:
             local = scope.lookup(func.value)
             if local is not None:
+                if local.kind == SELF and scope.cls is not None and _class_method(scope.func):
+                    # `cls(tokens, lengths)` in a classmethod: an alternate constructor's instance
+                    return self._with_fields(self._instance(scope.cls), call, scope)
                 if local.kind == SELF and scope.cls is not None and scope.cls.is_module:
                     # self(x) in an nn.Module runs forward: what it returns (a tuple, a
                     # distribution), a tensor where the class has none of its own here
@@ -461,3 +464,9 @@ class Calls(Lambdas, ReceiverMethods):
                     return f
             s = s.parent
         return self.index.module_functions.get(name)
+
+
+def _class_method(func) -> bool:
+    """A ``@classmethod``: its first parameter is the class."""
+    return func is not None and any(type(d.decorator) is cst.Name and d.decorator.value == "classmethod"
+                                    for d in func.node.decorators)

@@ -134,7 +134,9 @@ class Expressions:
                 self._narrow_to_class(test, inner)
             comp = comp.inner_for_in
         v = self.infer(e.value if type(e) is cst.DictComp else e.elt, inner)
-        return Value(DICT if type(e) is cst.DictComp else LIST, item=v if v.kind != UNKNOWN else None)
+        # a member another file's interface will tell (`[Batch.padded(s) for s in chunks]`) stays a
+        # reference for the project to resolve
+        return Value(DICT if type(e) is cst.DictComp else LIST, item=v if v.kind != UNKNOWN or v.ref is not None else None)
 
     def _dict_literal(self, e: cst.Dict, scope: Scope) -> Value:
         """``{"a": (torch.linspace(0, 1, 5), True), ...}``: a dict whose values share one value,

@@ -125,7 +125,7 @@ class ModuleToDevice(Rule):
         if type(expr) is not cst.Name or f is None or self.ctx.value(expr).kind != UNKNOWN:
             return False
         sites = self.ctx.evaluator.index.call_sites.get(expr.value, ())
-        return any(s.caller is f for s in sites) and not method_defined(self.ctx.evaluator, "to")
+        return any(s.caller is f for s in sites)
 
     def _moved_in_place(self, node: cst.Call) -> bool:
         """``model.to(device)`` as a statement, its result unused, on a value inference cannot
