@@ -191,6 +191,7 @@ class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summ
             self._module_scope = Scope(None, None, {})
             for b in self.index.module_bindings:
                 self.replay(b, self._module_scope)
+            self.join_rebound(self._module_scope)
         return self._module_scope
 
     def summary_scope(self, func: FunctionInfo) -> Scope:

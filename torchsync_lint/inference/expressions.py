@@ -45,6 +45,7 @@ from torchsync_lint.inference.values import (
     UNKNOWN_VALUE,
     Value,
     item_at,
+    join,
     join_members,
     number,
     operands_device,
@@ -101,6 +102,22 @@ class Expressions:
         finally:
             self._busy.discard(key)
         return None if item is None or item.kind == UNKNOWN else item
+
+    def join_rebound(self, scope: Scope) -> None:
+        """A module-level name assigned more than once (`device = torch.device("cuda:0")` in one
+        branch of an `if`, `torch.device("cpu")` in the other) holds what any of them gave: the
+        join, not the last one in the file's order."""
+        rows: dict = {}
+        for b in self.index.module_bindings:
+            if b[0] == "assign" and len(b[1]) == 1 and type(b[1][0]) is cst.Name:
+                rows.setdefault(b[1][0].value, []).append(b[2])
+        for name, exprs in rows.items():
+            if len(exprs) > 1 and name in scope.values:
+                out = None
+                for e in exprs:
+                    v = self.infer(e, scope)
+                    out = v if out is None else join(out, v)
+                scope.values[name] = out
 
     def _narrow_to_class(self, test: cst.BaseExpression, scope: Scope) -> None:
         """``assert isinstance(x, Image)`` (or ``if not isinstance(x, Image): continue``): an ``x``
