@@ -123,7 +123,8 @@ def findings(text: str) -> List[tuple]:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--before", required=True, help="checkout of the before side, with its .venv")
+    p.add_argument("--before", default=None,
+                   help="checkout of the before side, with its .venv (left out: the after side alone)")
     p.add_argument("--after", default=AFTER)
     p.add_argument("--corpus", default=os.path.join(HERE, "corpus", "transformers-5.17.0"))
     p.add_argument("--limit", type=int, default=None)
@@ -140,7 +141,9 @@ def main(argv=None) -> int:
                    help="the linter's modules without compiled bytecode (each process compiles them) or compiled")
     args = p.parse_args(argv)
     only = set(args.only.split(","))
-    sides = {"before": os.path.abspath(args.before), "after": os.path.abspath(args.after)}
+    sides = {"after": os.path.abspath(args.after)}
+    if args.before:
+        sides = {"before": os.path.abspath(args.before), **sides}
     out: Dict[str, Dict[str, object]] = {s: {} for s in sides}
     env = dict(os.environ)
     for s, co in sides.items():
@@ -182,10 +185,19 @@ def main(argv=None) -> int:
                     runs.setdefault((s, "b_parse"), []).append(parse)
                     runs.setdefault((s, "b_run"), []).append(run)
                     out[s].setdefault("b_ratios", []).append(run / parse)
-        for s, co in sides.items() if only & {"a", "d"} else ():  # cold CLI (d's reference; leaves the tree warm for a, d)
+        for s, co in sides.items() if only & {"a", "d"} and "d" not in only else ():  # leaves the tree warm for a
             py = side_python(co)
             out[s]["cli_cold_jobs"] = measure(cli(py, "--jobs", str(args.jobs), "--format", "json", "."), roots[s],
                                               env)[:2]
+        if "d" in only:  # each repeat: a cold CLI run (the reference; it leaves the tree warm), then flake8 over it
+            for _ in reps:
+                for s, co in sides.items():
+                    py = side_python(co)
+                    shutil.rmtree(os.path.join(roots[s], CACHE), ignore_errors=True)
+                    best("cli_cold_jobs", s, measure(cli(py, "--jobs", str(args.jobs), "--format", "json", "."),
+                                                     roots[s], env))
+                    best("d", s, measure([py, "-m", "flake8", "--select", "TSL", "--jobs", str(args.jobs), "."],
+                                         roots[s], env))
         if "a" in only:
             for _ in reps:
                 for s, co in sides.items():
@@ -200,11 +212,6 @@ def main(argv=None) -> int:
                                                        args.file], roots["after"], env))
             if args.plain_python:
                 out["plain_ef"] = out.pop("plain")["plain_ef"]
-        if "d" in only:
-            for s, co in sides.items():
-                py = side_python(co)
-                out[s]["d"] = measure([py, "-m", "flake8", "--select", "TSL", "--jobs", str(args.jobs), "."],
-                                      roots[s], env)[:2]
         if "c" in only:
             for s, co in sides.items():
                 shutil.copytree(roots[s] + "-cold", roots[s] + "-c")
@@ -273,7 +280,9 @@ def main(argv=None) -> int:
                   f"{r['a_warm'][0] / ef:.2f}x")
         if "d" in r:
             print(f"(d) flake8 whole warm tree {r['d'][0]:.1f} s CPU (peak {r['d'][1]} MiB) / cold CLI "
-                  f"{cc[0]:.1f} s CPU (peak {cc[1]} MiB) = {r['d'][0] / cc[0]:.2f}")
+                  f"{cc[0]:.1f} s CPU (peak {cc[1]} MiB) = {r['d'][0] / cc[0]:.2f} (runs: flake8 "
+                  f"{', '.join(f'{x:.1f}' for x in runs[(s, 'd')])}; cold CLI "
+                  f"{', '.join(f'{x:.1f}' for x in runs[(s, 'cli_cold_jobs')])})")
         if "c" in r:
             c = r["c"]
             print(f"(c) cold {c['cold']:.1f} s CPU; warm {c['warm'] / c['cold']:.3f}, leaf edit "
