@@ -327,3 +327,20 @@ def test_a_list_of_host_batch_parts_is_synthesised_as_host_tensors():
 
     assert value_spec(Value(LIST, item=Value(BATCH))) == {"kind": "list", "elt": {"kind": "tensor", "device": "cpu"}}
     assert value_spec(Value(BATCH, device=CUDA)) == {"kind": "tensor", "device": "cuda"}
+
+
+def test_an_instance_with_known_fields_stands_in_with_those_fields():
+    """A dataclass instance whose constructor call inference read (`Selection(keep=mask, best=i)`)
+    stands in as an object with those fields, each made from its own spec, not as one tensor."""
+    torch = pytest.importorskip("torch")
+    from torchsync_lint.inference.values import OBJECT, Value, tensor
+    from torchsync_lint.verify.specs import value_spec
+    from torchsync_lint.verify.synth import Plan, Synth
+
+    sel = Value(OBJECT, cls="pkg.Selection", keys=(("keep", tensor(dtype="bool")),
+                                                   ("best", tensor(dtype="int").with_(zero_dim=True, ndim=0))))
+    spec = value_spec(sel)
+    assert spec["kind"] == "fields" and spec["fields"]["keep"]["dtype"] == "bool"
+    made = Synth(torch, Plan((4, 10)), "cpu").value(spec, "sel")
+    assert made.keep.dtype == torch.bool and made.best.dtype in (torch.int64, torch.int32)
+    assert value_spec(Value(OBJECT, cls="pkg.Plain"))["kind"] == OBJECT  # nothing known: as before

@@ -17,7 +17,7 @@ import libcst as cst
 from torchsync_lint.inference.context import FileContext
 from torchsync_lint.inference.index import FunctionInfo
 from torchsync_lint.inference.names import dotted
-from torchsync_lint.inference.values import BATCH, CUDA, LIST, TUPLE, Value
+from torchsync_lint.inference.values import BATCH, CUDA, LIST, OBJECT, TUPLE, Value
 from torchsync_lint.verify.locate import AstOf
 from torchsync_lint.verify.scope import Names, local_names, rebound_before
 
@@ -31,6 +31,12 @@ def value_spec(v: Value, depth: int = 0) -> dict:
         spec["dtype"] = v.dtype
     if v.device:
         spec["device"] = v.device
+    if v.kind == OBJECT and v.keys and depth < 4:
+        # a dataclass or named-tuple instance whose constructor call inference read: its fields
+        # (`sel.keep` a mask, `sel.best` a 0-dim index), not a tensor standing in for the object
+        spec["kind"] = "fields"
+        spec["fields"] = {k: value_spec(x, depth + 1) for k, x in v.keys}
+        return spec
     if v.elts and depth < 4:
         spec["elts"] = [value_spec(e, depth + 1) for e in v.elts]
     elif v.item is not None and depth < 4 and v.kind in (LIST, TUPLE):

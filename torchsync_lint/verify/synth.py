@@ -15,6 +15,7 @@ import re
 import tempfile
 import zlib
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, Dict, List, Optional
 
 BASES = [(4, 10), (8,), (2, 10, 4, 4), (4, 4), (2, 4, 4, 10), (16, 4), (3, 4, 5), (2, 3, 8, 8), (6, 4, 2)]
@@ -244,6 +245,9 @@ class Synth:
                 elt = spec.get("elt") or {"kind": "tensor", "roles": sorted(roles & {"index", "mask"})}
                 vals = [self.value(elt, f"{name}[{i}]", module_globals, depth + 1) for i in range(3)]
             return tuple(vals) if kind == "tuple" else vals
+        if kind == "fields":
+            return SimpleNamespace(**{k: self.value(s, f"{name}.{k}", module_globals, depth + 1)
+                                      for k, s in (spec.get("fields") or {}).items()})
         if kind == "dict":
             val_spec = spec.get("value_spec") or {"kind": "tensor"}
             return SynthDict(lambda key: self.value(val_spec, key, module_globals, depth + 1))
