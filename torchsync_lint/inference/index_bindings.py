@@ -54,26 +54,26 @@ class Bindings:
             if (type(t) is cst.Attribute and type(t.value) is cst.Name and t.value.value != "self"
                     and self._func_stack):
                 self.record_store(t, node.value)
-            if (type(t) is cst.Subscript and type(t.value) is cst.Name and self._func_stack
-                    and len(t.slice) == 1 and type(t.slice[0].slice) is cst.Index
-                    and type(t.slice[0].slice.value) in (cst.SimpleString, cst.FormattedString)):
-                self._func_stack[-1].keyed.setdefault(t.value.value, []).append(
-                    (string_key(t.slice[0].slice.value), node.value))
-            elif (type(t) is cst.Subscript and type(t.value) is cst.Name and self._func_stack
-                  and len(t.slice) == 1 and type(t.slice[0].slice) is cst.Index
-                  and type(t.slice[0].slice.value) in (cst.Name, cst.Attribute)):
-                # `out[name] = v`: a dict's store only where `out` is known to be a dict (``_keyed``)
-                self._func_stack[-1].filled.setdefault(t.value.value, []).append(node.value)
-            if (type(t) is cst.Subscript and type(t.value) is cst.Name and t.value.value == "self"
-                    and len(t.slice) == 1 and type(t.slice[0].slice) is cst.Index and self._func_stack
-                    and self._func_stack[-1].cls is not None and self._func_stack[-1].is_method):
-                func = self._func_stack[-1]  # `self[DATA] = tensor` in a dict subclass
-                func.cls.items.append((func, t.slice[0].slice.value, node.value))
-            held = self._self_attr_of(t.value) if type(t) is cst.Subscript and len(t.slice) == 1 else None
-            if held is not None and type(t.slice[0].slice) is cst.Index:
-                key = t.slice[0].slice.value
-                held[0].cls.attr_keyed.setdefault(held[1], []).append(
-                    (held[0], string_key(key) if type(key) is cst.SimpleString else None, node.value))
+            elif type(t) is cst.Subscript and len(t.slice) == 1 and type(t.slice[0].slice) is cst.Index:
+                self._record_keyed_store(t.value, t.slice[0].slice.value, node.value)
+
+    def _record_keyed_store(self, container: cst.BaseExpression, key: cst.BaseExpression,
+                            value: cst.BaseExpression) -> None:
+        """``container[key] = value``: under a string key on a local name (a dict's), under a key held
+        in a name (a dict's only where the name holds one), on ``self`` in a method (a dict
+        subclass's own keys), on ``self.<attr>`` (what methods put into a container attribute)."""
+        func = self._func_stack[-1] if self._func_stack else None
+        if type(container) is cst.Name and func is not None:
+            if container.value == "self" and func.cls is not None and func.is_method:
+                func.cls.items.append((func, key, value))
+            elif type(key) in (cst.SimpleString, cst.FormattedString):
+                func.keyed.setdefault(container.value, []).append((string_key(key), value))
+            elif type(key) in (cst.Name, cst.Attribute):
+                func.filled.setdefault(container.value, []).append(value)
+        held = self._self_attr_of(container)
+        if held is not None:
+            held[0].cls.attr_keyed.setdefault(held[1], []).append(
+                (held[0], string_key(key) if type(key) is cst.SimpleString else None, value))
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._bindings().append(("annassign", [node.target], node.value, node.annotation.annotation))

@@ -196,7 +196,7 @@ class HostTensorToDevice(Rule):
             elif q == "torch.where" and len(node.args) == 3:
                 self._where_operands([a.value for a in node.args])
             return
-        if q is not None and not (type(node.func) is cst.Attribute and q.split(".")[0] not in ("torch", "numpy")):
+        if q is not None and self.ctx.tensor_method(node) is None:
             return  # a function, not a method of another file's value (`consts.MEAN.to(d)`)
         f = node.func
         if (type(f) is cst.Attribute and f.attr.value in ("to", "cuda") and not non_blocking(node)
