@@ -273,12 +273,14 @@ class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summ
                 if value.kind == UNKNOWN and value.ref is None:
                     # `loss = criterion(out, y)` of an unknown criterion, then `loss.backward()`
                     value = evident_value(scope.func, target.value) or value
-            if (value.kind == TENSOR and value.device is None and scope.func is not None
-                    and target.value in scope.func.host_uses and target.value not in scope.func.type_tested
-                    and _assigned_once(scope.func, target.value)
+            if ((value.kind == TENSOR and value.device is None or value.kind == UNKNOWN and value.ref is None)
+                    and scope.func is not None
+                    and target.value in self.host_names(scope.func) and target.value not in scope.func.type_tested
+                    and _bound_once(scope.func, target.value)
                     and param_named(scope.func.node, target.value) is None):
                 # a local that holds one value, handed to numpy as it is (`y.numpy()`): on the host
-                value = value.with_(device=CPU)
+                # (of a kind not known: a host array or tensor, `for row in image.data: np.asarray(row)`)
+                value = value.with_(device=CPU) if value.kind == TENSOR else tensor(CPU).with_(arraylike=True)
             elif value.kind == TYPE and scope.func is None and scope.cls is None:
                 value = _named_dtype(target.value, value)
             scope.values[target.value] = value
@@ -488,9 +490,9 @@ def _named_dtype(name: str, alias: Value) -> Value:
     return alias.with_(item=meaning.with_(dtype=dtype)) if dtype else alias
 
 
-def _assigned_once(func: FunctionInfo, name: str) -> bool:
-    """``name`` is bound by exactly one plain assignment of ``func`` and nothing else (not a loop,
-    nor a comprehension of the same name elsewhere: `[v.numpy() for v in a]` says nothing of another
+def _bound_once(func: FunctionInfo, name: str) -> bool:
+    """``name`` is bound by exactly one plain assignment or loop of ``func`` and nothing else (nor a
+    comprehension of the same name elsewhere: `[v.numpy() for v in a]` says nothing of another
     comprehension's `v`)."""
     found = [b for b in func.bindings if name in binding_names([b])]
-    return len(found) == 1 and found[0][0] == "assign" and name not in func.comp_targets
+    return len(found) == 1 and found[0][0] in ("assign", "for") and name not in func.comp_targets

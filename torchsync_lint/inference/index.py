@@ -398,9 +398,11 @@ class FileIndex(Bindings, TensorUses, BatchLoops, cst.CSTVisitor):
         key = self.callee_key(func)
         caller = self._func_stack[-1] if self._func_stack else None
         self.tensor_arguments(node, key)
-        handed = numpy_argument(key, node) if caller is not None else None
+        handed = numpy_argument(key, node) if caller is not None and not self._handlers else None
         if handed is not None:
             caller.host_uses.add(handed)
+        elif caller is not None and key is not None and node.args and not key.startswith(("torch.", "numpy.")):
+            caller.arg_calls.append((key, node))
         if key is not None and self._for_targets and not any(a.star for a in node.args):
             via_self = type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self"
             pos = 0

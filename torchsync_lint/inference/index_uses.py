@@ -27,6 +27,16 @@ MODULE_ONLY = frozenset(("parameters", "named_parameters", "buffers", "named_buf
 class TensorUses:
     """Mixin of ``index.FileIndex``."""
 
+    # inside an `except` handler: a fallback path (`except AttributeError: np.fft.fftn(x)`), whose
+    # hand-offs to numpy say nothing of what the normal path is given
+    _handlers = 0
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        self._handlers += 1
+
+    def leave_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        self._handlers -= 1
+
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if not self._func_stack:
             return
@@ -158,13 +168,16 @@ def _TENSOR_ONLY() -> frozenset:
 
 # Tensor methods that keep the device: `x.detach().numpy()` hands `x`'s data to numpy as it is (the
 # relayouts, but `type`, which may move it)
-_KEEPING = (api.RELAYOUTS - {"type"}) | {"detach", "clone", "bool", "t"}
+KEEPING_METHODS = (api.RELAYOUTS - {"type"}) | {"detach", "clone", "bool", "t"}
 
 
 def _through_keeping(expr: cst.BaseExpression):
-    """The name at the root of ``expr`` through device-keeping method calls, or None."""
-    while (type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in _KEEPING):
+    """The name (or ``name.attr`` path) at the root of ``expr`` through device-keeping method calls,
+    or None."""
+    while (type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in KEEPING_METHODS):
         expr = expr.func.value
+    if type(expr) is cst.Attribute and type(expr.value) is cst.Name:
+        return expr.value.value + "." + expr.attr.value
     return expr.value if type(expr) is cst.Name else None
 
 

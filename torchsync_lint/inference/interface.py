@@ -65,6 +65,9 @@ def extract(index: FileIndex, evaluator: Evaluator, summary: Optional[FileSummar
         handed = _param_calls(index, evaluator, f)
         if handed:
             entry["param_calls"] = handed
+        host = evaluator.host_params(f)
+        if host:
+            entry["host_params"] = [list(p) for p in host]  # handed to numpy: callers' arguments too
         if not f.returns or ret.kind in _SETTLED or not any(v.kind == UNKNOWN for v in evaluator.params(f).values()):
             continue
         # a tensor result only needs the host variant, and only while its device is open

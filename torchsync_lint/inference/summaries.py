@@ -16,6 +16,7 @@ from torchsync_lint.inference.annotations import without_arraylike
 from torchsync_lint.inference.attributes import Attributes
 from torchsync_lint.inference.call_sites import CallSites, bound_names
 from torchsync_lint.inference.held_sites import all_params
+from torchsync_lint.inference.host_evidence import MOVING, HostEvidence, rebound_only_to_itself
 from torchsync_lint.inference.collate import collate_names, collates, on_host
 from torchsync_lint.inference.defs import binding_names
 from torchsync_lint.inference.docstrings import docstring, parameter_types
@@ -59,7 +60,7 @@ from torchsync_lint.inference.values import (
 )
 
 
-class Summaries(CallSites, Attributes):
+class Summaries(CallSites, Attributes, HostEvidence):
     def params(self, func: FunctionInfo) -> Dict[str, Value]:
         got = self._params.get(id(func))
         if got is not None:
@@ -176,7 +177,7 @@ class Summaries(CallSites, Attributes):
                       and name not in bound_names(func) and name not in func.type_tested):
                     v = Value(GRAD_SCALER)  # `scaler.scale(loss).backward()`: only a GradScaler is used so
                 elif (v.kind == UNKNOWN and v.ref is None and param.annotation is None and name in func.module_uses
-                      and _rebound_only_to_itself(func, name) and name not in func.type_tested
+                      and rebound_only_to_itself(func, name) and name not in func.type_tested
                       and name not in func.tensor_uses):
                     # `model.parameters()`: some nn.Module, whose output is not known (as `model: nn.Module`)
                     v = Value(MODULE, cls="torch.nn.Module")
@@ -190,8 +191,8 @@ class Summaries(CallSites, Attributes):
                     v = v.with_(device=CPU)  # `betas: Tensor` called with host tensors
                 if collates(func, self._collate_names()):
                     v = on_host(v)  # a DataLoader's collate function: samples on the host
-                elif (v.kind == TENSOR and v.device is None and name in func.host_uses
-                      and name not in func.type_tested and _rebound_only_to_itself(func, name, _MOVING)):
+                elif (v.kind == TENSOR and v.device is None and name in self.host_names(func)
+                      and name not in func.type_tested and rebound_only_to_itself(func, name, MOVING)):
                     v = v.with_(device=CPU)  # handed to numpy as it is (`x.numpy()`): a CUDA tensor would raise
                 out[name] = v
             if type(p.star_arg) is cst.Param:
@@ -482,23 +483,3 @@ def _contradicted(declared: Value, returns: list) -> bool:
 
 def _is_none(e: cst.BaseExpression) -> bool:
     return type(e) is cst.Name and e.value == "None"
-
-
-def _rebound_only_to_itself(func: FunctionInfo, name: str, except_methods: frozenset = frozenset()) -> bool:
-    """``name`` is never rebound in ``func``, or only to a method's result on itself
-    (``model = model.to(device)``: the same module), other than ``except_methods``."""
-    if name not in bound_names(func):
-        return True
-    for b in func.bindings:
-        if name not in binding_names([b]):
-            continue
-        value = b[2] if b[0] == "assign" else None
-        if not (type(value) is cst.Call and type(value.func) is cst.Attribute
-                and type(value.func.value) is cst.Name and value.func.value.value == name
-                and value.func.attr.value not in except_methods):
-            return False
-    return True
-
-
-# methods that may put a tensor elsewhere: a rebinding through them loses where it lived
-_MOVING = frozenset(("to", "cuda", "type", "new_tensor"))

@@ -131,9 +131,13 @@ class TorchCalls:
                 return base
         if q.startswith(api.DISTRIBUTION_PREFIX) and last in api.VALIDATING_DISTRIBUTIONS:
             validate = _keyword(call, "validate_args")
-            # where it draws: where its parameters are (`Beta(torch.tensor([a]), ...)`: the CPU)
-            params = [v for v in (self.infer(a.value, scope) for a in call.args) if v.kind == TENSOR]
-            where = operands_device(params) if params else None
+            # where it draws: where its parameters are (`Beta(torch.tensor([a]), ...)`: the CPU);
+            # Python numbers become tensors on the default device (`Beta(0.4, 0.4)`: the CPU)
+            given = [self.infer(a.value, scope) for a in call.args
+                     if a.keyword is None or a.keyword.value != "validate_args"]
+            params = [v for v in given if v.kind == TENSOR]
+            where = operands_device(params) if params else (
+                self.default_device() if given and all(v.kind == NUMBER for v in given) else None)
             if validate is not None and not leaves_validation_on(validate):
                 # `validate_args=False` (or a variable): not known to check, still a distribution
                 return Value(OBJECT, cls=api.DISTRIBUTION_PREFIX + last + api.UNCHECKED, device=where)
