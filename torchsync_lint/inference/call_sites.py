@@ -56,12 +56,15 @@ class CallSites(HeldSites):
             return self.index.call_sites.get(func.name, []) + self._indirect_sites(func) + self._stored_sites(func)
         sites = [s for s in self.index.call_sites.get("self." + func.name, []) if self._reaches(s.caller, func)]
         sites += self.handed_on_sites("self." + func.name, func)  # `run_chunks(self.part, x)`
-        if func.name == "__init__" and func.cls is not None:
+        if func.name in ("__init__", "__new__") and func.cls is not None:
             sites += self.index.call_sites.get(func.cls.name, [])
         sites += self._super_sites(func)
         if func.cls is not None and class_level(func.node):  # `Boxes.mask(x)`
+            # (`cls._to_tensor(data)` in a classmethod or `__new__` of the same class too)
             sites += [s for s in self.index.call_sites.get("." + func.name, ())
-                      if type(s.call.func.value) is cst.Name and s.call.func.value.value == func.cls.name]
+                      if type(s.call.func.value) is cst.Name and (
+                          s.call.func.value.value == func.cls.name
+                          or s.call.func.value.value == "cls" and s.caller is not None and s.caller.cls is func.cls)]
         if func.name == "forward" and func.cls is not None and func.cls.is_module:
             sites += self._submodule_sites(func.cls)
             # `dist, v = self(obs)` in another method of the module: a call of its forward

@@ -124,6 +124,8 @@ class FunctionInfo:
     # a CUDA tensor raises there, so a tensor held by such a name lives on the host (unless the
     # name is tested with isinstance: `np.unique(x) if isinstance(x, np.ndarray) else torch.unique(x)`)
     host_uses: Set[str] = field(default_factory=set)
+    # names passed as a call's ``device=``: a ``None`` default there means the default device
+    device_names: Set[str] = field(default_factory=set)
     # (callee key, call) of calls of functions that are not torch's: what a callee hands to numpy
     arg_calls: List[Tuple[str, cst.Call]] = field(default_factory=list)
     # names the body lists as the data of a new tensor (``x.new_tensor([lo, hi])``): Python numbers

@@ -88,8 +88,14 @@ class TensorUses:
 
     def tensor_arguments(self, node: cst.Call, key) -> None:
         """``F.cross_entropy(out, y)``: names passed where every overload of a torch function takes
-        only a tensor (numbers, lists and numpy arrays are refused there)."""
-        if not self._func_stack or key is None or not key.startswith("torch.") or not node.args:
+        only a tensor (numbers, lists and numpy arrays are refused there); and names passed as a
+        call's ``device=`` (``torch.as_tensor(x, device=device)``)."""
+        if not self._func_stack or not node.args:
+            return
+        for a in node.args:  # torch's, or a helper's that hands it on (`cls._to_tensor(data, device=device)`)
+            if a.keyword is not None and a.keyword.value == "device" and type(a.value) is cst.Name:
+                self._func_stack[-1].device_names.add(a.value.value)
+        if key is None or not key.startswith("torch."):
             return
         positional = 0
         for a in node.args:

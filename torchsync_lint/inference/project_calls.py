@@ -99,7 +99,9 @@ class ProjectCalls:
         loc = self.locate(entry[0])
         if loc is None:
             return None
-        return loc[1] if loc[0] == "function" else (self.find_method(loc[1], "__init__") if loc[0] == "class" else None)
+        if loc[0] == "class":  # the constructor; a tensor subclass's `__new__` where no `__init__` is found
+            return self.find_method(loc[1], "__init__") or self.find_method(loc[1], "__new__")
+        return loc[1] if loc[0] == "function" else None
 
     def _dispatch(self, cls_key: str, name: str) -> List[str]:
         """What ``self.name(...)`` in a method of ``cls_key`` may run: the method the class
@@ -206,6 +208,13 @@ class ProjectCalls:
         if tensors_only and (v.kind != TENSOR or v.assumed or v.ref is not None):
             return None
         return v
+
+    def param_left_out(self, func_key: str, name: str, pos: Optional[int]) -> bool:
+        """Some file that is not a test calls the function, and every such call leaves the parameter
+        out (its default applies there)."""
+        calls = [c for c in self._call_index().get(func_key, ()) if TEST_CALL not in c[1] and BY_NAME not in c[1]]
+        return bool(calls) and all(args is not None and argument_data(args, kwargs, name, pos) is None
+                                   for args, kwargs in calls)
 
     def param_on_host(self, func_key: str, name: str, pos: Optional[int]) -> bool:
         """Every call in other files passes the parameter a host tensor (and some call passes it)."""

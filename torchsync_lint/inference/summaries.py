@@ -16,9 +16,9 @@ from torchsync_lint.inference.annotations import without_arraylike
 from torchsync_lint.inference.attributes import Attributes
 from torchsync_lint.inference.call_sites import CallSites, bound_names
 from torchsync_lint.inference.held_sites import all_params
+from torchsync_lint.inference.device_defaults import DeviceDefaults
 from torchsync_lint.inference.host_evidence import MOVING, HostEvidence, rebound_only_to_itself
 from torchsync_lint.inference.collate import collate_names, collates, on_host
-from torchsync_lint.inference.defs import binding_names
 from torchsync_lint.inference.docstrings import docstring, parameter_types
 from torchsync_lint.inference.index import STEP_HOOKS, FunctionInfo
 from torchsync_lint.inference.lightning import device_batch_position, moved_to_device
@@ -60,7 +60,7 @@ from torchsync_lint.inference.values import (
 )
 
 
-class Summaries(CallSites, Attributes, HostEvidence):
+class Summaries(CallSites, Attributes, HostEvidence, DeviceDefaults):
     def params(self, func: FunctionInfo) -> Dict[str, Value]:
         got = self._params.get(id(func))
         if got is not None:
@@ -96,7 +96,10 @@ class Summaries(CallSites, Attributes, HostEvidence):
                 v = self.declared(func).get(name, UNKNOWN_VALUE)
                 if v.kind in (UNKNOWN, STR, DEVICE) and v.device is None and param.default is not None:
                     d = self.infer(param.default, self.module_scope())
-                    if (d.kind in (STR, DEVICE) and d.device is not None) or d.kind == FUNC:
+                    if d.kind == NONE and name in func.device_names and name not in bound_names(func):
+                        pos = i - (1 if func.is_method and not is_static else 0)
+                        v = self._device_left_out(func, name, pos if param in positional else None, v)
+                    elif (d.kind in (STR, DEVICE) and d.device is not None) or d.kind == FUNC:
                         # `device: str = "cpu"`, `window_fn=torch.hann_window`: callers in this file
                         # may pass the GPU's device or another function instead
                         # (the default counts only where some call leaves the argument out)
@@ -210,33 +213,6 @@ class Summaries(CallSites, Attributes, HostEvidence):
         if got is None:
             got = self._collate_memo = collate_names(self.index)
         return got
-
-    def _other_files_pass(self, func: FunctionInfo, name: str, pos: Optional[int],
-                          tensors_only: bool = False) -> Optional[Value]:
-        """What calls in other files pass for the parameter (``Project.param``; None without a
-        project), the function marked open: callers may come later, and the project pass asks."""
-        if self.project is None or self.recorded is not None:
-            self.open_params.add(func.key)
-        return self.project.param(func.key, name, pos, tensors_only) if self.project is not None else None
-
-    def _entry_device(self, func: FunctionInfo, name: str, pos: Optional[int], default: Value) -> Value:
-        """``def schedule(n, device="cpu")`` that no call in the project reaches: an entry point whose
-        callers (outside the project) pick the device; the CPU default says nothing about them."""
-        private = func.name.startswith("_") and not (func.name.startswith("__") and func.name.endswith("__"))
-        if func.parent is not None or private:  # a constructor (`__init__`) is as public as its class
-            return default
-        if self.project is None:
-            # a file on its own: its calls are all there are (in a run, the project pass asks again)
-            self.open_params.add(func.key)
-            return default.with_(device=None)
-        if self.recorded is not None:
-            self.open_params.add(func.key)
-        got = self.project.param(func.key, name, pos)
-        if got.kind != UNKNOWN:
-            return got
-        if self.project.has_callers(func.key):
-            return default
-        return default.with_(device=None)
 
     def _used_as_tensor(self, func: FunctionInfo, name: str) -> bool:
         """An unannotated parameter that the function never rebinds and uses as only a tensor can

@@ -13,7 +13,8 @@ A dependency is one entry a check looked up, found or not:
   answer, not the call sites: callers that pass the same leave a check as it was); ``("kt", ...)``
   likewise, the join of the tensors some of them pass; ``("kc", ...)``: whether every one of them
   passes a host tensor (``param_on_host``);
-  ``("kh", key)``: whether a file that is not a test calls it (``has_callers``);
+  ``("kh", key)``: whether a file that is not a test calls it (``has_callers``); ``("kq", key, name,
+  pos)``: whether such files call it and all leave the parameter out (``param_left_out``);
 - ``("l",)``: the list of modules (``Project.modules``);
 - ``("g", flag)``: a project-wide flag (``FLAGS``: some file moves the default device, turns
   distribution validation off).
@@ -288,6 +289,11 @@ class TrackedProject(Project):
         self._note(("kc", func_key, name, pos))
         return self._sunk(lambda: Project.param_on_host(self, func_key, name, pos))
 
+    def param_left_out(self, func_key: str, name: str, pos: Optional[int]) -> bool:
+        # one bit: callers added that leave the parameter out too leave a check as it was
+        self._note(("kq", func_key, name, pos))
+        return self._sunk(lambda: Project.param_left_out(self, func_key, name, pos))
+
     def _sunk(self, compute: Callable[[], object]):
         """``compute()`` with what it reads recorded (the memoised answers inside it keep their
         entries) but kept out of the check's entries: the check records the answer itself."""
@@ -413,6 +419,8 @@ class TrackedProject(Project):
             return to_data(self._sunk(lambda: TrackedProject.param(self, dep[1], dep[2], dep[3], dep[0] == "kt")))
         if dep[0] == "kc":
             return self._sunk(lambda: Project.param_on_host(self, dep[1], dep[2], dep[3]))
+        if dep[0] == "kq":
+            return self._sunk(lambda: Project.param_left_out(self, dep[1], dep[2], dep[3]))
         self._quiet += 1
         try:
             kind = dep[0]
