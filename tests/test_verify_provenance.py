@@ -4,10 +4,14 @@ SystemError fallback, and trace's set-up split. The GPU side is tests/gpu/test_p
 
 import json
 import textwrap
+from pathlib import Path
 
 import pytest
 
+from torchsync_lint.config import Config
 from torchsync_lint.finding import Finding
+from torchsync_lint.run.tree import lint_paths
+from torchsync_lint.verify import snippet
 from torchsync_lint.verify.snippet import extract_file
 from torchsync_lint.verify.status import Evidence, decide, definite, summary_line
 from torchsync_lint.cli import trace as trace_cli
@@ -44,10 +48,32 @@ def extract(tmp_path, items, recorded=()):
     return extract_file(str(path), list(enumerate(items)), (), list(recorded)), str(path)
 
 
-def test_a_device_parameter_with_a_cpu_default_is_the_cpu_and_inferred(tmp_path):
+def test_a_device_parameter_no_call_reaches_keeps_its_default_as_a_guess(tmp_path):
     out, _ = extract(tmp_path, [finding(6, "torch.rand(shape, device=device)")])
     spec = out[0].specs["device"]
-    assert spec["kind"] == "expr" and spec["src"] == "None" and spec["default"]
+    assert spec["kind"] == "expr" and spec["src"] == "None" and spec["default"] and spec["guess"]
+
+
+def test_a_device_every_call_leaves_out_is_the_cpu_inferred(tmp_path):
+    path = tmp_path / "leftout.py"
+    path.write_text(textwrap.dedent("""\
+        import torch
+
+
+        def draw(shape, device=None):
+            noise = torch.rand(shape, device=device)
+            return noise[noise > 0.5]
+
+
+        def use():
+            return draw(4)
+    """))
+    src = path.read_text().splitlines()[4]
+    text = "torch.rand(shape, device=device)"
+    col = src.index(text) + 1
+    f = Finding(str(path), 5, col, 5, col + len(text), "TSL101", "n", "m")
+    spec = extract_file(str(path), [(0, f)], (), [])[0].specs["device"]
+    assert spec.get("device") == "cpu" and not spec.get("guess")
 
 
 def test_a_device_without_default_is_a_device_not_a_tensor(tmp_path):
@@ -344,3 +370,24 @@ def test_an_instance_with_known_fields_stands_in_with_those_fields():
     made = Synth(torch, Plan((4, 10)), "cpu").value(spec, "sel")
     assert made.keep.dtype == torch.bool and made.best.dtype in (torch.int64, torch.int32)
     assert value_spec(Value(OBJECT, cls="pkg.Plain"))["kind"] == OBJECT  # nothing known: as before
+
+
+def test_the_extraction_reads_values_with_the_lints_project():
+    """``make_scale(f, device=None)``: left out in its own file, but another file passes a device
+    nobody can name. On its own the file says the CPU; with the lint's project, the default is a guess."""
+    root = Path(__file__).parent / "projects" / "device_defaults"
+    path = str(root / "tskit" / "core.py")
+    line = next(i for i, t in enumerate(open(path).read().splitlines(), 1) if "def make_scale" in t) + 2
+    text = "torch.as_tensor(factors, device=device)"
+    col = open(path).read().splitlines()[line - 1].index(text) + 1
+    f = Finding(path, line, col, line, col + len(text), "TSL202", "n", "m")
+    alone = extract_file(path, [(0, f)], (), [])[0].specs["device"]
+    result = lint_paths([str(root)], Config(), jobs=1)
+    assert result.interfaces and "tskit.core" in result.interfaces
+    snippet.use_project(result.interfaces)
+    try:
+        together = extract_file(path, [(0, f)], (), [])[0].specs["device"]
+    finally:
+        snippet.use_project(None)
+    assert alone.get("device") == "cpu" and not alone.get("guess")
+    assert together.get("guess") and together.get("src") == "None"

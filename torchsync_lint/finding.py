@@ -109,3 +109,6 @@ class LintResult:
     # ``# noqa`` filtering (for unused-noqa, TSL901), and findings hidden by temperature/frequency.
     unsuppressed: Optional[list] = None
     hidden: Optional[list] = None
+    # module -> interface data of the files the run checked, where it derived them (not a run the
+    # project index answered): ``--verify`` reads its snippets' values with the whole project
+    interfaces: Optional[dict] = None

@@ -73,6 +73,7 @@ def _lint_paths(paths: Sequence[str], config: Config, jobs: Optional[int], on_no
         from torchsync_lint.run import checked_run  # the file check loads only when the index cannot answer (start-up)
 
         reports, graph = checked_run.check_files(files, options, config, jobs, cache_dir, folders, result)
+        result.interfaces = {r.interface["module"]: r.interface for r in reports if r.interface is not None} or None
     result.files_checked = len(files)
     if cache_dir is not None:
         result.cache_size = cache_prune.size(cache_dir)  # type: ignore[attr-defined]  (files, bytes)

@@ -71,7 +71,8 @@ def cli_verify(args, config, result, note: Callable[[str], None], linted: List[s
         return EXIT_UNAVAILABLE
     opts = _options(args)
     try:
-        report = run_verify(result.findings, opts, linted, config.hot_functions, on_note=note, started=started)
+        report = run_verify(result.findings, opts, linted, config.hot_functions, on_note=note, started=started,
+                            interfaces=result.interfaces)
     except VerifyUnavailable as exc:
         print(f"torchsync-lint: error: {exc}", file=sys.stderr)
         return EXIT_UNAVAILABLE

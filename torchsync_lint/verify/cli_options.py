@@ -13,8 +13,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "runtime verification (imports torch, runs your code in a child process)",
         "Each verdict says what its inputs rest on: 'observed' (values recorded from a real run: "
         "--inputs FILE, written by `torchsync-lint trace --record-inputs FILE` or the guard's record mode), "
-        "'inferred' (static inference: annotations, device provenance, parameter defaults) or 'guessed' "
-        "(synthesised without a type). A verdict on guessed inputs is counted as neither confirmed nor refuted. "
+        "'inferred' (static inference with the whole project: annotations, device provenance, defaults every "
+        "call leaves out) or 'guessed' (synthesised without a type, or a default kept where callers pass what "
+        "inference cannot name). A verdict on guessed inputs is counted as neither confirmed nor refuted. "
         "--verify-entry runs a whole real step instead.")
     g.add_argument("--verify", nargs=0, action=_VerifyFlag, default=None, dest="verify",
                    help="run each finding's statement on a CUDA device and report confirmed/refuted/"

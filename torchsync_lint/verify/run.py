@@ -358,9 +358,12 @@ def _display(path: str) -> str:
 
 def run_verify(findings: List[Finding], opts: VerifyOptions, linted: Iterable[str] = (),
                hot_functions: Sequence[str] = (), on_note=None,
-               started: Sequence[runner.Started] = ()) -> VerifyReport:
+               started: Sequence[runner.Started] = (), interfaces: Optional[dict] = None) -> VerifyReport:
     """Verify ``findings`` (their ``verify`` is filled in); unflagged syncs come back as TSL900 findings.
-    ``started``: snippet children ``prestart`` started before the lint (those not needed are closed)."""
+    ``started``: snippet children ``prestart`` started before the lint (those not needed are closed).
+    ``interfaces``: the lint's (``LintResult.interfaces``): the snippets' values are read with the
+    project, as the lint read them (another file's instance, a device its callers pass)."""
+    snippet.use_project(interfaces)
     if opts.entries or not findings:
         for st in started:
             st.close(wait=False)

@@ -25,6 +25,7 @@ from torchsync_lint.finding import Finding
 from torchsync_lint.inference.context import FileContext
 from torchsync_lint.inference.evaluate import Evaluator
 from torchsync_lint.inference.index import FileIndex
+from torchsync_lint.inference.project import Project
 from torchsync_lint.syntax import walk
 from torchsync_lint.verify.attribution import Span, norm
 from torchsync_lint.verify.locate import locator, slice_text
@@ -42,6 +43,16 @@ class Extracted:
     node: Optional[cst.CSTNode] = None  # the flagged node (for rewrites: extract_file(nodes=True))
     stmt_node: Optional[cst.CSTNode] = None
     notes: List[str] = field(default_factory=list)
+
+
+# the lint's project, set before the extraction's workers fork (they inherit it): None reads each
+# file on its own
+_PROJECT: Optional[Project] = None
+
+
+def use_project(interfaces: Optional[dict]) -> None:
+    global _PROJECT
+    _PROJECT = Project(interfaces) if interfaces else None
 
 
 def extract_file(path: str, findings: List[Tuple[int, Finding]], hot_functions=(),
@@ -110,7 +121,7 @@ def extract_file(path: str, findings: List[Tuple[int, Finding]], hot_functions=(
     if targets:
         index = FileIndex(module_name, is_package)
         walk.visit(module, index)
-        evaluator = Evaluator(index, frozenset(hot_functions))
+        evaluator = Evaluator(index, frozenset(hot_functions), project=_PROJECT)
         ctx = FileContext(index, evaluator)
         to_ast = getattr(where, "to_ast", None)
         probe = Probe(ctx, targets, module, out, codes, recorded,

@@ -245,13 +245,14 @@ class Probe:
             if roles:
                 spec["roles"] = sorted(roles)
             specs[name] = spec
-        # a device parameter whose default means the CPU (None, "cpu"): callers that keep the
-        # default run on the CPU, so the snippet does too (inferred, not guessed as CUDA)
+        # a device parameter whose default means the CPU (None, "cpu") that inference could not place
+        # (callers it cannot see, or that pass what it cannot name): the snippet keeps the default,
+        # a guess (where every call leaves it out, inference says the CPU and this does not apply)
         defaults = _param_defaults(func, self.module) if func is not None else {}
         for name, spec in specs.items():
             if name in defaults and device_like(name, spec.get("roles", ())) and _cpu_default(defaults[name]) \
                     and spec.get("kind") in ("unknown", "device", "none", "str") and not spec.get("device"):
-                specs[name] = {"kind": "expr", "src": defaults[name], "fallback": spec, "default": True}
+                specs[name] = {"kind": "expr", "src": defaults[name], "fallback": spec, "default": True, "guess": True}
         # values recorded from a real run (--inputs) replace what inference left open
         rec = _record_for(self.recorded, func, ex.stmt["line"] if ex.stmt else 0)
         if rec is not None:

@@ -196,6 +196,8 @@ class Synth:
             except Exception:  # noqa: BLE001 - an odd record: fall back to inference
                 return self.value(spec.get("fallback"), name, module_globals, depth + 1)
         if kind == "expr" and module_globals is not None:
+            if spec.get("guess") and name and name not in self.guessed:
+                self.guessed.append(name)  # a default kept where inference could not say what callers pass
             try:
                 return eval(spec["src"], dict(module_globals))  # noqa: S307 - the user's own code
             except Exception:
