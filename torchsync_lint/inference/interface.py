@@ -173,6 +173,13 @@ def _method_calls(index: FileIndex, evaluator: Evaluator) -> List[list]:
                     out.append(["@self", own.key, key[5:], [to_data(v) for v in args],
                                 {k: to_data(v) for k, v in kwargs.items()}])
                 continue
+            if (recv.kind == SELF and key.startswith(".") and own is not None and name not in own.methods
+                    and type(recv_expr) is cst.Name and recv_expr.value in ("cls", "self")):
+                # `cls._to_tensor(data, device=device)` of a method a base class in another file defines
+                args, kwargs = _arguments(evaluator, site.caller, call)
+                out.append(["@method", to_data(Value(OBJECT, cls=own.key)), name, [to_data(v) for v in args],
+                            {k: to_data(v) for k, v in kwargs.items()}])
+                continue
             # an instance of one of several classes (`for cb in self.callbacks`): placed by name too
             unplaced = recv.kind == UNKNOWN and recv.ref is None or recv.kind in (MODULE, OBJECT) and recv.cls is None
             if recv.kind in (MODULE, OBJECT) and recv.cls is not None:

@@ -38,3 +38,9 @@ class Boxes(torch.Tensor):
     def __new__(cls, data, *, dtype=None, device=None):
         tensor = cls._to_tensor(data, dtype=dtype, device=device)
         return tensor.as_subclass(cls)
+
+
+class SeriesBase(torch.Tensor):
+    @classmethod
+    def _to_tensor(cls, data, dtype=None, device=None):
+        return torch.as_tensor(data, dtype=dtype, device=device)  # ok: subclasses in other files hand on a device left out
