@@ -172,3 +172,46 @@ def test_an_export_entry_point_that_writes_a_file_runs_once():
             dump_state(x, "state.txt")
             return x
     ''')
+
+
+def test_a_call_of_a_base_class_method_reaches_its_overrides():
+    """`self._update(batch)` in a base class runs whichever override the instance's class has:
+    the override of a per-step update keeps every-step although another class calls a method of
+    that name (through `super()`) from set-up code after its own training loop, and the override
+    of a builder that the base's `__init__` calls runs once."""
+    _check('''
+    import torch
+
+
+    class Algorithm:
+        def __init__(self, net):
+            self.net = net
+            self.table = self._build(net)
+
+        def _build(self, net):
+            return None
+
+        def update(self, batches):
+            return [self._update(b) for b in batches]
+
+        def _update(self, batch):
+            raise NotImplementedError
+
+
+    class Critic(Algorithm):
+        def _build(self, net):
+            return net.weight.max().item()                  # once
+
+        def _update(self, batch):
+            loss = self.net(batch).sum()
+            return loss.item()                              # every-step
+
+
+    class Adversarial(Algorithm):
+        def _update(self, batch):
+            for b in batch:
+                loss = self.net(b).mean()
+                loss.backward()
+                self.opt.step()
+            return super()._update(batch)
+    ''')

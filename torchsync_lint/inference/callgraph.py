@@ -195,6 +195,29 @@ class CallGraph:
                 out.add(c.rsplit(":", 1)[1])
         return out
 
+    def overrides(self) -> Dict[str, Set[str]]:
+        """method key -> the methods that override it in subclasses, at any depth: a call that
+        reaches a method (``self.m()`` in a base class) runs whichever override the instance's
+        class has."""
+        direct: Dict[str, Set[str]] = {}
+        for key, name in self.names.items():
+            cls = key[: -len(name) - 1] if key.endswith("." + name) else None
+            for base in self.class_bases.get(cls, ()) if cls else ():
+                r = self.resolve(f"{base}.{name}")
+                if r is not None and r != key:
+                    direct.setdefault(r, set()).add(key)
+        out: Dict[str, Set[str]] = {}
+        for key in direct:
+            seen: Set[str] = set()
+            todo = list(direct[key])
+            while todo:
+                k = todo.pop()
+                if k not in seen and k != key:
+                    seen.add(k)
+                    todo.extend(direct.get(k, ()))
+            out[key] = seen
+        return out
+
     def _find_once(self) -> Dict[str, str]:
         """Fixpoint over the call graph. Edges: resolved calls, and calls of a method by its name
         on a receiver of unknown class (``self.scheduler.set_timesteps(...)``, ``s.set_timesteps``)
@@ -203,8 +226,10 @@ class CallGraph:
         caller does too, or (by name only) calls it from a function with no training loop that is
         not known to run every step; periodically when one of those is an epoch loop's call (for a
         caller by name only: when no caller calls it once). A by-name call on an attribute whose
-        class is known is that class's method only."""
+        class is known is that class's method only. A call that reaches a method reaches its
+        overrides in subclasses too (``self._update(b)`` in a base class), with the same kind."""
         hot = self.hot()
+        overriding = self.overrides()
         callers: Dict[str, List[tuple]] = {}  # callee -> [(caller, ONCE / PERIODIC / None)]
         for caller, callees in self.functions.items():
             setup = self.setup_calls.get(caller, ()) if caller not in hot else ()
@@ -212,7 +237,11 @@ class CallGraph:
             for c in callees:
                 r = self.resolve(c)
                 if r is not None and r != caller:
-                    callers.setdefault(r, []).append((caller, ONCE if c in setup else PERIODIC if c in epoch else None))
+                    edge = (caller, ONCE if c in setup else PERIODIC if c in epoch else None)
+                    callers.setdefault(r, []).append(edge)
+                    for o in overriding.get(r, ()):  # the call dispatches to a subclass's override
+                        if o != caller:
+                            callers.setdefault(o, []).append(edge)
         by_name: Dict[str, List[str]] = {}  # method name -> project methods of that name
         for key, name in self.names.items():
             if not name.startswith("__"):
@@ -230,11 +259,21 @@ class CallGraph:
         def cold(key: str) -> bool:
             return self.names.get(key) in COLD_METHODS
 
+        def reached(calls) -> Set[str]:
+            """The functions these calls can run: each resolved callee and its overrides."""
+            out: Set[str] = set()
+            for c in calls:
+                r = self.resolve(c)
+                if r is not None:
+                    out.add(r)
+                    out.update(overriding.get(r, ()))
+            return out
+
         todo: Set[str] = set()
         for table in (self.setup_calls, self.epoch_calls):
             for caller, calls in table.items():
                 if caller not in hot:
-                    todo.update(r for r in (self.resolve(c) for c in calls) if r is not None)
+                    todo.update(reached(calls))
         for table in (self.setup_methods, self.epoch_methods):
             for caller, names in table.items():
                 if caller not in hot:
@@ -242,7 +281,7 @@ class CallGraph:
                         todo.update(by_name.get(n, ()))
         for key, callees in self.functions.items():
             if cold(key) and key not in hot:  # what set-up methods call
-                todo.update(r for r in (self.resolve(c) for c in callees) if r is not None)
+                todo.update(reached(callees))
         once: Dict[str, str] = {}
         # an export or report entry point: a function that writes a file and that nothing in the
         # project calls (by name or resolved) runs when a user saves a result, not every step
@@ -252,7 +291,7 @@ class CallGraph:
             if (key in self.functions and key not in hot and not callers.get(key) and not cold(key)
                     and not name.startswith("__") and not name_callers.get(name)):
                 once[key] = ONCE
-                todo.update(r for r in (self.resolve(c) for c in self.functions.get(key, ())) if r is not None)
+                todo.update(reached(self.functions.get(key, ())))
         changed = True
         while changed:
             changed = False
@@ -269,7 +308,7 @@ class CallGraph:
                     periodic = PERIODIC in kinds[:len(resolved)] or ONCE not in kinds
                     once[g] = PERIODIC if periodic else ONCE
                     changed = True
-                    todo.update(r for r in (self.resolve(c) for c in self.functions.get(g, ())) if r is not None)
+                    todo.update(reached(self.functions.get(g, ())))
                     for n in self.other_methods.get(g, set()) | self.plain_methods.get(g, set()):
                         todo.update(by_name.get(n, ()))
         return once
