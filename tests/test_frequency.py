@@ -402,3 +402,24 @@ def test_first_batches_of_a_step_hook_are_periodic_and_first_steps_of_a_loop_onc
             loss.backward()
             opt.step()
     ''')
+
+
+def test_a_branch_that_fills_a_missing_key_runs_once():
+    """`if "steps" not in self.acc[kind]: self.acc[kind]["steps"] = ...` fills the key on the first
+    call, whatever the key is (a name, a literal) and however the container is reached; a branch
+    that stores in another container than the one its test looks in keeps every-step."""
+    _check('''
+    import torch
+
+
+    class Tracker:
+        def track(self, losses, kind):
+            for key, value in losses.items():
+                if key not in self.acc[kind]:
+                    self.acc[kind][key] = value.sum().item()            # once
+            if "steps" not in self.acc[kind]:
+                self.acc[kind]["steps"] = torch.tensor(0, device=value.device)  # once
+            if "seen" not in self.acc[kind]:
+                self.totals[kind]["seen"] = torch.tensor(0, device=value.device)  # every-step
+            self.acc[kind]["steps"] += 1
+    ''')

@@ -10,7 +10,8 @@ Classes, most specific wins: ``error-path`` (``except`` handlers, branches endin
 branches that warn (``warnings.warn``, ``logger.warning``/``error``), branches that print and
 repair the value their test found out of range (``if v.item() > 1: print(...); v = one``),
 ``assert`` messages), ``once`` (first-call caching: ``if X is None:`` that assigns X,
-``if not hasattr(obj, "a"):``, ``if k not in cache:`` that stores ``cache[k]``; first-iteration
+``if not hasattr(obj, "a"):``, ``if k not in cache:`` that stores an item of
+``cache`` (any key, any container: ``if "steps" not in self.acc[kind]:``); first-iteration
 flags: ``if first:`` whose branch or enclosing loop sets ``first = False``, ``if not done:`` that
 sets it True, ``if i == 0:`` / ``if i < 3:`` on a training loop's counter; the body of a
 ``functools.cache``/``lru_cache``/``cached_property`` function, which runs once per argument set),
@@ -89,6 +90,24 @@ def _assigned(body: cst.BaseSuite) -> set:
     return out
 
 
+_CODE = cst.Module(body=[])
+
+
+def _stored_in(body: cst.BaseSuite) -> set:
+    """The source text of every container a block stores an item in (``cache`` of ``cache[k] =
+    v``, ``self.acc[kind]`` of ``self.acc[kind]["steps"] = v``), outside nested functions."""
+    out = set()
+    stack: List[cst.CSTNode] = [body]
+    while stack:
+        n = stack.pop()
+        targets = ([t.target for t in n.targets] if type(n) is cst.Assign
+                   else [n.target] if type(n) is cst.AnnAssign else [])
+        out.update(_CODE.code_for_node(t.value) for t in targets if type(t) is cst.Subscript)
+        if type(n) not in (cst.FunctionDef, cst.ClassDef):
+            stack.extend(iter_children(n))
+    return out
+
+
 def _first_call_cache(test: cst.BaseExpression, body: cst.BaseSuite) -> bool:
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         inner = test.expression
@@ -97,14 +116,17 @@ def _first_call_cache(test: cst.BaseExpression, body: cst.BaseSuite) -> bool:
         return False
     if type(test) is cst.Comparison and len(test.comparisons) == 1:
         comp = test.comparisons[0]
+        if type(comp.operator) is cst.NotIn:
+            # `if k not in cache:` / `if "steps" not in self.acc[kind]:` storing an item there
+            if dotted(comp.comparator) is not None:
+                return ("item", dotted(comp.comparator)) in _assigned(body)
+            return _CODE.code_for_node(comp.comparator) in _stored_in(body)
         left = dotted(test.left)
         if left is None:
             return False
         is_none = type(comp.comparator) is cst.Name and comp.comparator.value == "None"
         if type(comp.operator) is cst.Is and is_none:
             return ("name", left) in _assigned(body)
-        if type(comp.operator) is cst.NotIn:
-            return ("item", dotted(comp.comparator)) in _assigned(body)
     return False
 
 
