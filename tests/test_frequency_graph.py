@@ -215,3 +215,44 @@ def test_a_call_of_a_base_class_method_reaches_its_overrides():
                 self.opt.step()
             return super()._update(batch)
     ''')
+
+
+def test_a_private_function_nothing_calls_does_not_rule_once_out():
+    """A private helper that nothing in the project calls (a deprecated `_encode_prompt` wrapper)
+    does not keep what it calls from running once; a public one (an entry point users call) does,
+    and so does a private one that something calls."""
+    _check('''
+    import torch
+
+
+    class Pipeline:
+        def _encode_prompt(self, prompt):
+            return self.encode_prompt(prompt)
+
+        def encode_prompt(self, prompt):
+            return prompt.sum().item()                      # once
+
+        def prepare(self, x):
+            return x.mean().item()                          # every-step
+
+        def legacy_prepare(self, x):
+            return self.prepare(x)
+
+        def _check(self, x):
+            return x.max().item()                           # every-step
+
+        def _validate(self, x):
+            return self._check(x)
+
+        def run(self, x):
+            return self._validate(x)
+
+        def __call__(self, prompt, x, steps):
+            emb = self.encode_prompt(prompt)
+            x = self.prepare(x)
+            self._check(x)
+            for t in range(steps):
+                x = self.unet(x, t, emb)
+                x = self.scheduler.step(x, t)
+            return x
+    ''')

@@ -227,7 +227,9 @@ class CallGraph:
         not known to run every step; periodically when one of those is an epoch loop's call (for a
         caller by name only: when no caller calls it once). A by-name call on an attribute whose
         class is known is that class's method only. A call that reaches a method reaches its
-        overrides in subclasses too (``self._update(b)`` in a base class), with the same kind."""
+        overrides in subclasses too (``self._update(b)`` in a base class), with the same kind. A
+        private function that nothing calls (a deprecated ``_encode_prompt`` wrapper) does not rule
+        "once" out for what it calls."""
         hot = self.hot()
         overriding = self.overrides()
         callers: Dict[str, List[tuple]] = {}  # callee -> [(caller, ONCE / PERIODIC / None)]
@@ -258,6 +260,14 @@ class CallGraph:
 
         def cold(key: str) -> bool:
             return self.names.get(key) in COLD_METHODS
+
+        def dead(key: str) -> bool:
+            """A private function (``_encode_prompt``, not a special method, not a closure) that
+            nothing in the project calls, by name or resolved: a deprecated or unused helper, whose
+            calls do not rule "once" out (WEAK)."""
+            name = self.names.get(key, "")
+            return (name.startswith("_") and not name.startswith("__") and ".<locals>." not in key
+                    and key not in hot and not callers.get(key) and not name_callers.get(name))
 
         def reached(calls) -> Set[str]:
             """The functions these calls can run: each resolved callee and its overrides."""
@@ -301,7 +311,7 @@ class CallGraph:
                 resolved = callers.get(g, [])
                 edges = resolved + name_callers.get(self.names.get(g, ""), [])
                 kinds = [(kind if kind != WEAK else None) or once.get(caller) or (ONCE if cold(caller) else None)
-                         or (WEAK if kind == WEAK else None) for caller, kind in edges]
+                         or (WEAK if kind == WEAK or dead(caller) else None) for caller, kind in edges]
                 if all(kinds) and (ONCE in kinds or PERIODIC in kinds):
                     # a caller by name only may not reach this method: its per-epoch call makes the
                     # method periodic only when no caller calls it once
