@@ -256,3 +256,50 @@ def test_a_private_function_nothing_calls_does_not_rule_once_out():
                 x = self.scheduler.step(x, t)
             return x
     ''')
+
+
+def test_what_a_once_or_periodic_branch_calls_runs_that_often():
+    """A call made only in a branch that runs once or periodically runs the callee that often,
+    from a caller that runs every step too: a dataset's `plot` that a step hook (or the private
+    step its hooks share) calls for the first batches of each epoch is periodic, a table built
+    under a first-call cache runs once; a helper that is also called outside such a
+    branch keeps every-step."""
+    _check('''
+    import torch
+
+
+    def build_table(x):
+        return x.max().item()                               # once
+
+
+    def describe(x):
+        return x.min().item()                               # every-step
+
+
+    class Images:
+        def plot(self, sample):
+            return sample["prediction"].item()              # periodic
+
+
+    class Encoder:
+        def encode(self, x):
+            if self._table is None:
+                self._table = build_table(x)
+                describe(x)
+            describe(x)
+            return x
+
+
+    class Task:
+        def _shared_step(self, batch, batch_idx, stage):
+            if batch_idx < 10:
+                batch["prediction"].mean().item()           # periodic
+                self.trainer.datamodule.plot(batch)
+            return batch
+
+        def validation_step(self, batch, batch_idx):
+            out = self._shared_step(batch, batch_idx, "val")
+            if batch_idx < 2:
+                self.trainer.datamodule.plot(out)
+            return out
+    ''')

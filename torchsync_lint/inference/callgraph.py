@@ -38,6 +38,10 @@ class FileSummary:
     epoch_methods: Dict[str, Set[str]] = field(default_factory=dict)
     # functions that open a file for writing (``open(path, "w")``): exports and reports
     writes: Set[str] = field(default_factory=set)
+    # key -> {callee / method name: ``once`` / ``periodic``} for calls made only in branches of
+    # that class (``if batch_idx < 10: dm.plot(x)``; ``guarded``)
+    guarded_calls: Dict[str, Dict[str, str]] = field(default_factory=dict)
+    guarded_methods: Dict[str, Dict[str, str]] = field(default_factory=dict)
 
 
 # A by-name call (in a loop or not) in a function whose frequency is unknown: it may not even reach
@@ -59,6 +63,8 @@ class CallGraph:
         self.epoch_calls: Dict[str, Set[str]] = {}
         self.epoch_methods: Dict[str, Set[str]] = {}
         self.writes: Set[str] = set()
+        self.guarded_calls: Dict[str, Dict[str, str]] = {}
+        self.guarded_methods: Dict[str, Dict[str, str]] = {}
         self.names: Dict[str, str] = {}
         self._resolved: Dict[str, Optional[str]] = {}
         hot_names = set(hot_names)
@@ -77,6 +83,8 @@ class CallGraph:
             self.epoch_calls.update(s.epoch_calls)
             self.epoch_methods.update(s.epoch_methods)
             self.writes.update(s.writes)
+            self.guarded_calls.update(s.guarded_calls)
+            self.guarded_methods.update(s.guarded_methods)
             self.names.update(s.names)
             for key, name in s.names.items():
                 if names_function(key, name, hot_names):
@@ -236,10 +244,11 @@ class CallGraph:
         for caller, callees in self.functions.items():
             setup = self.setup_calls.get(caller, ()) if caller not in hot else ()
             epoch = self.epoch_calls.get(caller, ()) if caller not in hot else ()
+            guarded = self.guarded_calls.get(caller, {})
             for c in callees:
                 r = self.resolve(c)
                 if r is not None and r != caller:
-                    edge = (caller, ONCE if c in setup else PERIODIC if c in epoch else None)
+                    edge = (caller, ONCE if c in setup else PERIODIC if c in epoch else guarded.get(c))
                     callers.setdefault(r, []).append(edge)
                     for o in overriding.get(r, ()):  # the call dispatches to a subclass's override
                         if o != caller:
@@ -255,8 +264,12 @@ class CallGraph:
                 # `self.sched.set_timesteps()` with the attribute's class known: that class's method
                 # is the callee (a resolved edge), not every method of the name
                 names = names - self._attr_resolved(caller)
+                guarded = self.guarded_methods.get(caller, {})
                 for n in names & by_name.keys():
-                    name_callers.setdefault(n, []).append((caller, kind if caller not in hot else None))
+                    k = kind if caller not in hot else None
+                    if k in (None, WEAK) and n in guarded:
+                        k = guarded[n]  # called in a once / periodic branch only
+                    name_callers.setdefault(n, []).append((caller, k))
 
         def cold(key: str) -> bool:
             return self.names.get(key) in COLD_METHODS
@@ -289,6 +302,11 @@ class CallGraph:
                 if caller not in hot:
                     for n in names:
                         todo.update(by_name.get(n, ()))
+        for caller, guarded in self.guarded_calls.items():  # what once / periodic branches call
+            todo.update(reached(guarded))
+        for guarded in self.guarded_methods.values():
+            for n in guarded:
+                todo.update(by_name.get(n, ()))
         for key, callees in self.functions.items():
             if cold(key) and key not in hot:  # what set-up methods call
                 todo.update(reached(callees))
@@ -341,6 +359,8 @@ def summary_to_data(s: FileSummary) -> dict:
         "epoch_calls": {k: sorted(v) for k, v in s.epoch_calls.items()},
         "epoch_methods": {k: sorted(v) for k, v in s.epoch_methods.items()},
         "writes": sorted(s.writes),
+        "guarded_calls": s.guarded_calls,
+        "guarded_methods": s.guarded_methods,
     }
 
 
@@ -361,4 +381,6 @@ def summary_from_data(d: dict) -> FileSummary:
         epoch_calls={k: set(v) for k, v in d.get("epoch_calls", {}).items()},
         epoch_methods={k: set(v) for k, v in d.get("epoch_methods", {}).items()},
         writes=set(d.get("writes", ())),
+        guarded_calls={k: dict(v) for k, v in d.get("guarded_calls", {}).items()},
+        guarded_methods={k: dict(v) for k, v in d.get("guarded_methods", {}).items()},
     )

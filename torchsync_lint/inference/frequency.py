@@ -188,9 +188,10 @@ def _early_counters(test: cst.BaseExpression) -> List[str]:
 
 
 def batch_index_param(node: cst.FunctionDef) -> Optional[str]:
-    """The batch-index parameter of a step hook (``training_step(self, batch, batch_idx)``): the
+    """The batch-index parameter of a step hook (``training_step(self, batch, batch_idx)``, or a
+    private variant the hooks share, ``_shared_step(self, batch, batch_idx, stage)``): the
     framework counts it from 0 in every epoch."""
-    if node.name.value not in STEP_HOOKS:
+    if node.name.value.lstrip("_") not in STEP_HOOKS:
         return None
     names = [p.name.value for p in node.params.params]
     if names and names[0] in ("self", "cls"):
@@ -416,6 +417,11 @@ class FrequencyTracker:
                 n = stack.pop()
                 self._assert_msgs.add(id(n))
                 stack.extend(iter_children(n))
+
+    def branch(self) -> str:
+        """The class of the innermost block open now (its branches only, not the function's
+        training loops)."""
+        return self._stack[-1] if self._stack else EVERY_STEP
 
     def of(self, node: cst.CSTNode) -> str:
         if id(node) in self._assert_msgs:
