@@ -423,3 +423,24 @@ def test_a_branch_that_fills_a_missing_key_runs_once():
                 self.totals[kind]["seen"] = torch.tensor(0, device=value.device)  # every-step
             self.acc[kind]["steps"] += 1
     ''')
+
+
+def test_a_branch_that_prints_a_warning_is_an_error_path():
+    """`print("Warning: ...")` (a literal or an f-string message that says it warns or reports an
+    error) marks its branch as an error path, as `warnings.warn` does; another print does not."""
+    _check('''
+    import torch
+
+
+    def solve(resid, tol):
+        if torch.norm(resid) > tol:                         # every-step
+            print(
+                "Warning: did not converge. "
+                f"Residual norm is {torch.norm(resid)}"     # error-path
+            )
+        if resid.numel() > 8:
+            print(f"ERROR: too large {resid.sum().item()}")  # error-path
+        if resid.numel() > 4:
+            print(f"residual {resid.max().item()}")        # every-step
+        return resid
+    ''')

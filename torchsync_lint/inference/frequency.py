@@ -7,8 +7,9 @@ the class of the innermost such block (the branch's test itself still runs every
 default report shows the every-step ones.
 
 Classes, most specific wins: ``error-path`` (``except`` handlers, branches ending in ``raise``,
-branches that warn (``warnings.warn``, ``logger.warning``/``error``), branches that print and
-repair the value their test found out of range (``if v.item() > 1: print(...); v = one``),
+branches that warn (``warnings.warn``, ``logger.warning``/``error``, ``print("Warning: ...")``),
+branches that print and repair the value their test found out of range (``if v.item() > 1:
+print(...); v = one``),
 ``assert`` messages), ``once`` (first-call caching: ``if X is None:`` that assigns X,
 ``if not hasattr(obj, "a"):``, ``if k not in cache:`` that stores an item of
 ``cache`` (any key, any container: ``if "steps" not in self.acc[kind]:``); first-iteration
@@ -295,15 +296,35 @@ def caches_result(node: cst.FunctionDef, qualify) -> bool:
 _WARNING_CALLS = frozenset(("warn", "warning", "error", "critical", "exception"))
 
 
+def _leading_text(expr: cst.BaseExpression) -> str:
+    """The literal text a string expression starts with (``"Warning: " f"{x}"`` -> ``Warning: ``)."""
+    while type(expr) is cst.ConcatenatedString:
+        expr = expr.left
+    if type(expr) is cst.SimpleString:
+        return expr.evaluated_value if isinstance(expr.evaluated_value, str) else ""
+    if type(expr) is cst.FormattedString and expr.parts and type(expr.parts[0]) is cst.FormattedStringText:
+        return expr.parts[0].value
+    return ""
+
+
+def _prints_warning(call: cst.Call) -> bool:
+    """``print("Warning: did not converge ...")``: a message that says it is a warning or error."""
+    return (type(call.func) is cst.Name and call.func.value == "print" and bool(call.args)
+            and _leading_text(call.args[0].value).lstrip(" *[!#-").lower().startswith(("warn", "error")))
+
+
 def _warns(body: cst.BaseSuite) -> bool:
-    """One of the block's own statements is ``warnings.warn(...)`` / ``logger.warning(...)``..."""
+    """One of the block's own statements is ``warnings.warn(...)`` / ``logger.warning(...)``...,
+    or prints a warning (``print("Warning: ...")``)."""
     stmts = body.body if type(body) in (cst.IndentedBlock, cst.SimpleStatementSuite) else ()
     for st in stmts:
         small = st.body if type(st) is cst.SimpleStatementLine else [st] if isinstance(st, cst.BaseSmallStatement) else []
         for sm in small:
             call = sm.value if type(sm) is cst.Expr else None
-            if (type(call) is cst.Call and type(call.func) is cst.Attribute
-                    and call.func.attr.value in _WARNING_CALLS and type(call.func.value) in (cst.Name, cst.Attribute)):
+            if type(call) is not cst.Call:
+                continue
+            if (type(call.func) is cst.Attribute and call.func.attr.value in _WARNING_CALLS
+                    and type(call.func.value) in (cst.Name, cst.Attribute)) or _prints_warning(call):
                 return True
     return False
 
