@@ -444,3 +444,41 @@ def test_a_branch_that_prints_a_warning_is_an_error_path():
             print(f"residual {resid.max().item()}")        # every-step
         return resid
     ''')
+
+
+def test_a_default_filled_when_missing_is_not_a_first_call_cache():
+    """`if emb is None: emb = ...` on a local or an argument fills a default on every call that
+    leaves it out: the branch keeps its function's frequency, and so does what it calls. On an
+    attribute it caches across calls (once), and on a local inside a training loop it runs on the
+    first step only (once)."""
+    _check('''
+    import torch
+
+
+    def encode(x):
+        return x.sum().item()                               # every-step
+
+
+    def mine(model, queries, emb=None):
+        if emb is None:
+            emb = encode(queries)
+            queries.max().item()                            # every-step
+        return emb
+
+
+    class Cache:
+        def get(self, x):
+            if self._emb is None:
+                self._emb = x.min().item()                  # once
+            return self._emb
+
+
+    def train(model, loader, opt):
+        first = None
+        for x in loader:
+            loss = model(x).sum()
+            if first is None:
+                first = loss.item()                         # once
+            loss.backward()
+            opt.step()
+    ''')

@@ -109,7 +109,7 @@ def _stored_in(body: cst.BaseSuite) -> set:
     return out
 
 
-def _first_call_cache(test: cst.BaseExpression, body: cst.BaseSuite) -> bool:
+def _first_call_cache(test: cst.BaseExpression, body: cst.BaseSuite, in_training: bool = False) -> bool:
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         inner = test.expression
         if type(inner) is cst.Call and dotted(inner.func) == "hasattr":
@@ -127,7 +127,9 @@ def _first_call_cache(test: cst.BaseExpression, body: cst.BaseSuite) -> bool:
             return False
         is_none = type(comp.comparator) is cst.Name and comp.comparator.value == "None"
         if type(comp.operator) is cst.Is and is_none:
-            return ("name", left) in _assigned(body)
+            # an attribute keeps its value between calls, a local between a training loop's steps;
+            # elsewhere a local (`if emb is None: emb = f(x)`, a default) is missing on every call
+            return ("." in left or in_training) and ("name", left) in _assigned(body)
     return False
 
 
@@ -404,10 +406,11 @@ class FrequencyTracker:
 
     def enter_if(self, node: cst.If) -> None:
         cls = None
+        loops, training = self._loops[-1], self._frames[-1][1] if self._frames else {}
         if _ends_in_raise(node.body) or _warns(node.body) or _reports_and_repairs(node.test, node.body):
             cls = ERROR_PATH
-        elif _first_call_cache(node.test, node.body) or _first_iteration(
-                node.test, node.body, self._loops[-1], self._frames[-1][1] if self._frames else {}):
+        elif _first_call_cache(node.test, node.body, bool(loops) and id(loops[-1]) in training) or _first_iteration(
+                node.test, node.body, loops, training):
             cls = ONCE
         elif _takes_remainder(node.test):
             cls = PERIODIC
