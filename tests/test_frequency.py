@@ -402,3 +402,83 @@ def test_first_batches_of_a_step_hook_are_periodic_and_first_steps_of_a_loop_onc
             loss.backward()
             opt.step()
     ''')
+
+
+def test_a_branch_that_fills_a_missing_key_runs_once():
+    """`if "steps" not in self.acc[kind]: self.acc[kind]["steps"] = ...` fills the key on the first
+    call, whatever the key is (a name, a literal) and however the container is reached; a branch
+    that stores in another container than the one its test looks in keeps every-step."""
+    _check('''
+    import torch
+
+
+    class Tracker:
+        def track(self, losses, kind):
+            for key, value in losses.items():
+                if key not in self.acc[kind]:
+                    self.acc[kind][key] = value.sum().item()            # once
+            if "steps" not in self.acc[kind]:
+                self.acc[kind]["steps"] = torch.tensor(0, device=value.device)  # once
+            if "seen" not in self.acc[kind]:
+                self.totals[kind]["seen"] = torch.tensor(0, device=value.device)  # every-step
+            self.acc[kind]["steps"] += 1
+    ''')
+
+
+def test_a_branch_that_prints_a_warning_is_an_error_path():
+    """`print("Warning: ...")` (a literal or an f-string message that says it warns or reports an
+    error) marks its branch as an error path, as `warnings.warn` does; another print does not."""
+    _check('''
+    import torch
+
+
+    def solve(resid, tol):
+        if torch.norm(resid) > tol:                         # every-step
+            print(
+                "Warning: did not converge. "
+                f"Residual norm is {torch.norm(resid)}"     # error-path
+            )
+        if resid.numel() > 8:
+            print(f"ERROR: too large {resid.sum().item()}")  # error-path
+        if resid.numel() > 4:
+            print(f"residual {resid.max().item()}")        # every-step
+        return resid
+    ''')
+
+
+def test_a_default_filled_when_missing_is_not_a_first_call_cache():
+    """`if emb is None: emb = ...` on a local or an argument fills a default on every call that
+    leaves it out: the branch keeps its function's frequency, and so does what it calls. On an
+    attribute it caches across calls (once), and on a local inside a training loop it runs on the
+    first step only (once)."""
+    _check('''
+    import torch
+
+
+    def encode(x):
+        return x.sum().item()                               # every-step
+
+
+    def mine(model, queries, emb=None):
+        if emb is None:
+            emb = encode(queries)
+            queries.max().item()                            # every-step
+        return emb
+
+
+    class Cache:
+        def get(self, x):
+            if self._emb is None:
+                self._emb = x.min().item()                  # once
+            return self._emb
+
+
+    def train(model, loader, opt):
+        first = None
+        for x in loader:
+            loss = model(x).sum()
+            if first is None:
+                first = loss.item()                         # once
+            loss.backward()
+            opt.step()
+    ''')

@@ -172,3 +172,134 @@ def test_an_export_entry_point_that_writes_a_file_runs_once():
             dump_state(x, "state.txt")
             return x
     ''')
+
+
+def test_a_call_of_a_base_class_method_reaches_its_overrides():
+    """`self._update(batch)` in a base class runs whichever override the instance's class has:
+    the override of a per-step update keeps every-step although another class calls a method of
+    that name (through `super()`) from set-up code after its own training loop, and the override
+    of a builder that the base's `__init__` calls runs once."""
+    _check('''
+    import torch
+
+
+    class Algorithm:
+        def __init__(self, net):
+            self.net = net
+            self.table = self._build(net)
+
+        def _build(self, net):
+            return None
+
+        def update(self, batches):
+            return [self._update(b) for b in batches]
+
+        def _update(self, batch):
+            raise NotImplementedError
+
+
+    class Critic(Algorithm):
+        def _build(self, net):
+            return net.weight.max().item()                  # once
+
+        def _update(self, batch):
+            loss = self.net(batch).sum()
+            return loss.item()                              # every-step
+
+
+    class Adversarial(Algorithm):
+        def _update(self, batch):
+            for b in batch:
+                loss = self.net(b).mean()
+                loss.backward()
+                self.opt.step()
+            return super()._update(batch)
+    ''')
+
+
+def test_a_private_function_nothing_calls_does_not_rule_once_out():
+    """A private helper that nothing in the project calls (a deprecated `_encode_prompt` wrapper)
+    does not keep what it calls from running once; a public one (an entry point users call) does,
+    and so does a private one that something calls."""
+    _check('''
+    import torch
+
+
+    class Pipeline:
+        def _encode_prompt(self, prompt):
+            return self.encode_prompt(prompt)
+
+        def encode_prompt(self, prompt):
+            return prompt.sum().item()                      # once
+
+        def prepare(self, x):
+            return x.mean().item()                          # every-step
+
+        def legacy_prepare(self, x):
+            return self.prepare(x)
+
+        def _check(self, x):
+            return x.max().item()                           # every-step
+
+        def _validate(self, x):
+            return self._check(x)
+
+        def run(self, x):
+            return self._validate(x)
+
+        def __call__(self, prompt, x, steps):
+            emb = self.encode_prompt(prompt)
+            x = self.prepare(x)
+            self._check(x)
+            for t in range(steps):
+                x = self.unet(x, t, emb)
+                x = self.scheduler.step(x, t)
+            return x
+    ''')
+
+
+def test_what_a_once_or_periodic_branch_calls_runs_that_often():
+    """A call made only in a branch that runs once or periodically runs the callee that often,
+    from a caller that runs every step too: a dataset's `plot` that a step hook (or the private
+    step its hooks share) calls for the first batches of each epoch is periodic, a table built
+    under a first-call cache runs once; a helper that is also called outside such a
+    branch keeps every-step."""
+    _check('''
+    import torch
+
+
+    def build_table(x):
+        return x.max().item()                               # once
+
+
+    def describe(x):
+        return x.min().item()                               # every-step
+
+
+    class Images:
+        def plot(self, sample):
+            return sample["prediction"].item()              # periodic
+
+
+    class Encoder:
+        def encode(self, x):
+            if self._table is None:
+                self._table = build_table(x)
+                describe(x)
+            describe(x)
+            return x
+
+
+    class Task:
+        def _shared_step(self, batch, batch_idx, stage):
+            if batch_idx < 10:
+                batch["prediction"].mean().item()           # periodic
+                self.trainer.datamodule.plot(batch)
+            return batch
+
+        def validation_step(self, batch, batch_idx):
+            out = self._shared_step(batch, batch_idx, "val")
+            if batch_idx < 2:
+                self.trainer.datamodule.plot(out)
+            return out
+    ''')

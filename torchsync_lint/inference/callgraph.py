@@ -38,6 +38,10 @@ class FileSummary:
     epoch_methods: Dict[str, Set[str]] = field(default_factory=dict)
     # functions that open a file for writing (``open(path, "w")``): exports and reports
     writes: Set[str] = field(default_factory=set)
+    # key -> {callee / method name: ``once`` / ``periodic``} for calls made only in branches of
+    # that class (``if batch_idx < 10: dm.plot(x)``; ``guarded``)
+    guarded_calls: Dict[str, Dict[str, str]] = field(default_factory=dict)
+    guarded_methods: Dict[str, Dict[str, str]] = field(default_factory=dict)
 
 
 # A by-name call (in a loop or not) in a function whose frequency is unknown: it may not even reach
@@ -59,6 +63,8 @@ class CallGraph:
         self.epoch_calls: Dict[str, Set[str]] = {}
         self.epoch_methods: Dict[str, Set[str]] = {}
         self.writes: Set[str] = set()
+        self.guarded_calls: Dict[str, Dict[str, str]] = {}
+        self.guarded_methods: Dict[str, Dict[str, str]] = {}
         self.names: Dict[str, str] = {}
         self._resolved: Dict[str, Optional[str]] = {}
         hot_names = set(hot_names)
@@ -77,6 +83,8 @@ class CallGraph:
             self.epoch_calls.update(s.epoch_calls)
             self.epoch_methods.update(s.epoch_methods)
             self.writes.update(s.writes)
+            self.guarded_calls.update(s.guarded_calls)
+            self.guarded_methods.update(s.guarded_methods)
             self.names.update(s.names)
             for key, name in s.names.items():
                 if names_function(key, name, hot_names):
@@ -195,6 +203,29 @@ class CallGraph:
                 out.add(c.rsplit(":", 1)[1])
         return out
 
+    def overrides(self) -> Dict[str, Set[str]]:
+        """method key -> the methods that override it in subclasses, at any depth: a call that
+        reaches a method (``self.m()`` in a base class) runs whichever override the instance's
+        class has."""
+        direct: Dict[str, Set[str]] = {}
+        for key, name in self.names.items():
+            cls = key[: -len(name) - 1] if key.endswith("." + name) else None
+            for base in self.class_bases.get(cls, ()) if cls else ():
+                r = self.resolve(f"{base}.{name}")
+                if r is not None and r != key:
+                    direct.setdefault(r, set()).add(key)
+        out: Dict[str, Set[str]] = {}
+        for key in direct:
+            seen: Set[str] = set()
+            todo = list(direct[key])
+            while todo:
+                k = todo.pop()
+                if k not in seen and k != key:
+                    seen.add(k)
+                    todo.extend(direct.get(k, ()))
+            out[key] = seen
+        return out
+
     def _find_once(self) -> Dict[str, str]:
         """Fixpoint over the call graph. Edges: resolved calls, and calls of a method by its name
         on a receiver of unknown class (``self.scheduler.set_timesteps(...)``, ``s.set_timesteps``)
@@ -203,16 +234,25 @@ class CallGraph:
         caller does too, or (by name only) calls it from a function with no training loop that is
         not known to run every step; periodically when one of those is an epoch loop's call (for a
         caller by name only: when no caller calls it once). A by-name call on an attribute whose
-        class is known is that class's method only."""
+        class is known is that class's method only. A call that reaches a method reaches its
+        overrides in subclasses too (``self._update(b)`` in a base class), with the same kind. A
+        private function that nothing calls (a deprecated ``_encode_prompt`` wrapper) does not rule
+        "once" out for what it calls."""
         hot = self.hot()
+        overriding = self.overrides()
         callers: Dict[str, List[tuple]] = {}  # callee -> [(caller, ONCE / PERIODIC / None)]
         for caller, callees in self.functions.items():
             setup = self.setup_calls.get(caller, ()) if caller not in hot else ()
             epoch = self.epoch_calls.get(caller, ()) if caller not in hot else ()
+            guarded = self.guarded_calls.get(caller, {})
             for c in callees:
                 r = self.resolve(c)
                 if r is not None and r != caller:
-                    callers.setdefault(r, []).append((caller, ONCE if c in setup else PERIODIC if c in epoch else None))
+                    edge = (caller, ONCE if c in setup else PERIODIC if c in epoch else guarded.get(c))
+                    callers.setdefault(r, []).append(edge)
+                    for o in overriding.get(r, ()):  # the call dispatches to a subclass's override
+                        if o != caller:
+                            callers.setdefault(o, []).append(edge)
         by_name: Dict[str, List[str]] = {}  # method name -> project methods of that name
         for key, name in self.names.items():
             if not name.startswith("__"):
@@ -224,25 +264,52 @@ class CallGraph:
                 # `self.sched.set_timesteps()` with the attribute's class known: that class's method
                 # is the callee (a resolved edge), not every method of the name
                 names = names - self._attr_resolved(caller)
+                guarded = self.guarded_methods.get(caller, {})
                 for n in names & by_name.keys():
-                    name_callers.setdefault(n, []).append((caller, kind if caller not in hot else None))
+                    k = kind if caller not in hot else None
+                    if k in (None, WEAK) and n in guarded:
+                        k = guarded[n]  # called in a once / periodic branch only
+                    name_callers.setdefault(n, []).append((caller, k))
 
         def cold(key: str) -> bool:
             return self.names.get(key) in COLD_METHODS
+
+        def dead(key: str) -> bool:
+            """A private function (``_encode_prompt``, not a special method, not a closure) that
+            nothing in the project calls, by name or resolved: a deprecated or unused helper, whose
+            calls do not rule "once" out (WEAK)."""
+            name = self.names.get(key, "")
+            return (name.startswith("_") and not name.startswith("__") and ".<locals>." not in key
+                    and key not in hot and not callers.get(key) and not name_callers.get(name))
+
+        def reached(calls) -> Set[str]:
+            """The functions these calls can run: each resolved callee and its overrides."""
+            out: Set[str] = set()
+            for c in calls:
+                r = self.resolve(c)
+                if r is not None:
+                    out.add(r)
+                    out.update(overriding.get(r, ()))
+            return out
 
         todo: Set[str] = set()
         for table in (self.setup_calls, self.epoch_calls):
             for caller, calls in table.items():
                 if caller not in hot:
-                    todo.update(r for r in (self.resolve(c) for c in calls) if r is not None)
+                    todo.update(reached(calls))
         for table in (self.setup_methods, self.epoch_methods):
             for caller, names in table.items():
                 if caller not in hot:
                     for n in names:
                         todo.update(by_name.get(n, ()))
+        for caller, guarded in self.guarded_calls.items():  # what once / periodic branches call
+            todo.update(reached(guarded))
+        for guarded in self.guarded_methods.values():
+            for n in guarded:
+                todo.update(by_name.get(n, ()))
         for key, callees in self.functions.items():
             if cold(key) and key not in hot:  # what set-up methods call
-                todo.update(r for r in (self.resolve(c) for c in callees) if r is not None)
+                todo.update(reached(callees))
         once: Dict[str, str] = {}
         # an export or report entry point: a function that writes a file and that nothing in the
         # project calls (by name or resolved) runs when a user saves a result, not every step
@@ -252,7 +319,7 @@ class CallGraph:
             if (key in self.functions and key not in hot and not callers.get(key) and not cold(key)
                     and not name.startswith("__") and not name_callers.get(name)):
                 once[key] = ONCE
-                todo.update(r for r in (self.resolve(c) for c in self.functions.get(key, ())) if r is not None)
+                todo.update(reached(self.functions.get(key, ())))
         changed = True
         while changed:
             changed = False
@@ -262,14 +329,14 @@ class CallGraph:
                 resolved = callers.get(g, [])
                 edges = resolved + name_callers.get(self.names.get(g, ""), [])
                 kinds = [(kind if kind != WEAK else None) or once.get(caller) or (ONCE if cold(caller) else None)
-                         or (WEAK if kind == WEAK else None) for caller, kind in edges]
+                         or (WEAK if kind == WEAK or dead(caller) else None) for caller, kind in edges]
                 if all(kinds) and (ONCE in kinds or PERIODIC in kinds):
                     # a caller by name only may not reach this method: its per-epoch call makes the
                     # method periodic only when no caller calls it once
                     periodic = PERIODIC in kinds[:len(resolved)] or ONCE not in kinds
                     once[g] = PERIODIC if periodic else ONCE
                     changed = True
-                    todo.update(r for r in (self.resolve(c) for c in self.functions.get(g, ())) if r is not None)
+                    todo.update(reached(self.functions.get(g, ())))
                     for n in self.other_methods.get(g, set()) | self.plain_methods.get(g, set()):
                         todo.update(by_name.get(n, ()))
         return once
@@ -292,6 +359,8 @@ def summary_to_data(s: FileSummary) -> dict:
         "epoch_calls": {k: sorted(v) for k, v in s.epoch_calls.items()},
         "epoch_methods": {k: sorted(v) for k, v in s.epoch_methods.items()},
         "writes": sorted(s.writes),
+        "guarded_calls": s.guarded_calls,
+        "guarded_methods": s.guarded_methods,
     }
 
 
@@ -312,4 +381,6 @@ def summary_from_data(d: dict) -> FileSummary:
         epoch_calls={k: set(v) for k, v in d.get("epoch_calls", {}).items()},
         epoch_methods={k: set(v) for k, v in d.get("epoch_methods", {}).items()},
         writes=set(d.get("writes", ())),
+        guarded_calls={k: dict(v) for k, v in d.get("guarded_calls", {}).items()},
+        guarded_methods={k: dict(v) for k, v in d.get("guarded_methods", {}).items()},
     )

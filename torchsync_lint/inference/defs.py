@@ -91,8 +91,8 @@ class FunctionInfo:
     # names of methods called on any receiver (``x.set_timesteps(...)``), outside every loop / in one
     method_names: Set[str] = field(default_factory=set)
     looped_method_names: Set[str] = field(default_factory=set)
-    # (callee key, method name, ids of the loops around the call) for every call; kept only for
-    # functions that hold a training loop (hotness.summarise tells set-up from per-epoch calls)
+    # (callee key, method name, ids of the loops around the call, the Call node) for every call
+    # (hotness.summarise tells set-up from per-epoch calls, and calls in once/periodic branches)
     call_loops: List[tuple] = field(default_factory=list)
     # name.append(v) / name.insert(i, v) on a local name: what a list built empty comes to hold
     appends: Dict[str, List[cst.BaseExpression]] = field(default_factory=dict)

@@ -7,10 +7,12 @@ the class of the innermost such block (the branch's test itself still runs every
 default report shows the every-step ones.
 
 Classes, most specific wins: ``error-path`` (``except`` handlers, branches ending in ``raise``,
-branches that warn (``warnings.warn``, ``logger.warning``/``error``), branches that print and
-repair the value their test found out of range (``if v.item() > 1: print(...); v = one``),
+branches that warn (``warnings.warn``, ``logger.warning``/``error``, ``print("Warning: ...")``),
+branches that print and repair the value their test found out of range (``if v.item() > 1:
+print(...); v = one``),
 ``assert`` messages), ``once`` (first-call caching: ``if X is None:`` that assigns X,
-``if not hasattr(obj, "a"):``, ``if k not in cache:`` that stores ``cache[k]``; first-iteration
+``if not hasattr(obj, "a"):``, ``if k not in cache:`` that stores an item of
+``cache`` (any key, any container: ``if "steps" not in self.acc[kind]:``); first-iteration
 flags: ``if first:`` whose branch or enclosing loop sets ``first = False``, ``if not done:`` that
 sets it True, ``if i == 0:`` / ``if i < 3:`` on a training loop's counter; the body of a
 ``functools.cache``/``lru_cache``/``cached_property`` function, which runs once per argument set),
@@ -89,7 +91,25 @@ def _assigned(body: cst.BaseSuite) -> set:
     return out
 
 
-def _first_call_cache(test: cst.BaseExpression, body: cst.BaseSuite) -> bool:
+_CODE = cst.Module(body=[])
+
+
+def _stored_in(body: cst.BaseSuite) -> set:
+    """The source text of every container a block stores an item in (``cache`` of ``cache[k] =
+    v``, ``self.acc[kind]`` of ``self.acc[kind]["steps"] = v``), outside nested functions."""
+    out = set()
+    stack: List[cst.CSTNode] = [body]
+    while stack:
+        n = stack.pop()
+        targets = ([t.target for t in n.targets] if type(n) is cst.Assign
+                   else [n.target] if type(n) is cst.AnnAssign else [])
+        out.update(_CODE.code_for_node(t.value) for t in targets if type(t) is cst.Subscript)
+        if type(n) not in (cst.FunctionDef, cst.ClassDef):
+            stack.extend(iter_children(n))
+    return out
+
+
+def _first_call_cache(test: cst.BaseExpression, body: cst.BaseSuite, in_training: bool = False) -> bool:
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         inner = test.expression
         if type(inner) is cst.Call and dotted(inner.func) == "hasattr":
@@ -97,14 +117,19 @@ def _first_call_cache(test: cst.BaseExpression, body: cst.BaseSuite) -> bool:
         return False
     if type(test) is cst.Comparison and len(test.comparisons) == 1:
         comp = test.comparisons[0]
+        if type(comp.operator) is cst.NotIn:
+            # `if k not in cache:` / `if "steps" not in self.acc[kind]:` storing an item there
+            if dotted(comp.comparator) is not None:
+                return ("item", dotted(comp.comparator)) in _assigned(body)
+            return _CODE.code_for_node(comp.comparator) in _stored_in(body)
         left = dotted(test.left)
         if left is None:
             return False
         is_none = type(comp.comparator) is cst.Name and comp.comparator.value == "None"
         if type(comp.operator) is cst.Is and is_none:
-            return ("name", left) in _assigned(body)
-        if type(comp.operator) is cst.NotIn:
-            return ("item", dotted(comp.comparator)) in _assigned(body)
+            # an attribute keeps its value between calls, a local between a training loop's steps;
+            # elsewhere a local (`if emb is None: emb = f(x)`, a default) is missing on every call
+            return ("." in left or in_training) and ("name", left) in _assigned(body)
     return False
 
 
@@ -166,9 +191,10 @@ def _early_counters(test: cst.BaseExpression) -> List[str]:
 
 
 def batch_index_param(node: cst.FunctionDef) -> Optional[str]:
-    """The batch-index parameter of a step hook (``training_step(self, batch, batch_idx)``): the
+    """The batch-index parameter of a step hook (``training_step(self, batch, batch_idx)``, or a
+    private variant the hooks share, ``_shared_step(self, batch, batch_idx, stage)``): the
     framework counts it from 0 in every epoch."""
-    if node.name.value not in STEP_HOOKS:
+    if node.name.value.lstrip("_") not in STEP_HOOKS:
         return None
     names = [p.name.value for p in node.params.params]
     if names and names[0] in ("self", "cls"):
@@ -272,15 +298,35 @@ def caches_result(node: cst.FunctionDef, qualify) -> bool:
 _WARNING_CALLS = frozenset(("warn", "warning", "error", "critical", "exception"))
 
 
+def _leading_text(expr: cst.BaseExpression) -> str:
+    """The literal text a string expression starts with (``"Warning: " f"{x}"`` -> ``Warning: ``)."""
+    while type(expr) is cst.ConcatenatedString:
+        expr = expr.left
+    if type(expr) is cst.SimpleString:
+        return expr.evaluated_value if isinstance(expr.evaluated_value, str) else ""
+    if type(expr) is cst.FormattedString and expr.parts and type(expr.parts[0]) is cst.FormattedStringText:
+        return expr.parts[0].value
+    return ""
+
+
+def _prints_warning(call: cst.Call) -> bool:
+    """``print("Warning: did not converge ...")``: a message that says it is a warning or error."""
+    return (type(call.func) is cst.Name and call.func.value == "print" and bool(call.args)
+            and _leading_text(call.args[0].value).lstrip(" *[!#-").lower().startswith(("warn", "error")))
+
+
 def _warns(body: cst.BaseSuite) -> bool:
-    """One of the block's own statements is ``warnings.warn(...)`` / ``logger.warning(...)``..."""
+    """One of the block's own statements is ``warnings.warn(...)`` / ``logger.warning(...)``...,
+    or prints a warning (``print("Warning: ...")``)."""
     stmts = body.body if type(body) in (cst.IndentedBlock, cst.SimpleStatementSuite) else ()
     for st in stmts:
         small = st.body if type(st) is cst.SimpleStatementLine else [st] if isinstance(st, cst.BaseSmallStatement) else []
         for sm in small:
             call = sm.value if type(sm) is cst.Expr else None
-            if (type(call) is cst.Call and type(call.func) is cst.Attribute
-                    and call.func.attr.value in _WARNING_CALLS and type(call.func.value) in (cst.Name, cst.Attribute)):
+            if type(call) is not cst.Call:
+                continue
+            if (type(call.func) is cst.Attribute and call.func.attr.value in _WARNING_CALLS
+                    and type(call.func.value) in (cst.Name, cst.Attribute)) or _prints_warning(call):
                 return True
     return False
 
@@ -360,10 +406,11 @@ class FrequencyTracker:
 
     def enter_if(self, node: cst.If) -> None:
         cls = None
+        loops, training = self._loops[-1], self._frames[-1][1] if self._frames else {}
         if _ends_in_raise(node.body) or _warns(node.body) or _reports_and_repairs(node.test, node.body):
             cls = ERROR_PATH
-        elif _first_call_cache(node.test, node.body) or _first_iteration(
-                node.test, node.body, self._loops[-1], self._frames[-1][1] if self._frames else {}):
+        elif _first_call_cache(node.test, node.body, bool(loops) and id(loops[-1]) in training) or _first_iteration(
+                node.test, node.body, loops, training):
             cls = ONCE
         elif _takes_remainder(node.test):
             cls = PERIODIC
@@ -394,6 +441,11 @@ class FrequencyTracker:
                 n = stack.pop()
                 self._assert_msgs.add(id(n))
                 stack.extend(iter_children(n))
+
+    def branch(self) -> str:
+        """The class of the innermost block open now (its branches only, not the function's
+        training loops)."""
+        return self._stack[-1] if self._stack else EVERY_STEP
 
     def of(self, node: cst.CSTNode) -> str:
         if id(node) in self._assert_msgs:

@@ -26,6 +26,8 @@ from torchsync_lint.inference import torch_facts
 # the summaries' data and the graph over them read no syntax: ``callgraph``, re-exported here
 from torchsync_lint.inference.callgraph import WEAK, CallGraph, FileSummary  # noqa: F401
 from torchsync_lint.inference.frequency import training_loops
+from torchsync_lint.inference.guarded import guarded_calls
+from torchsync_lint.inference.labels import PERIODIC
 from torchsync_lint.inference.index import STEP_HOOKS, FileIndex
 from torchsync_lint.syntax.walk import iter_children
 
@@ -48,7 +50,7 @@ def _split_calls(s: FileSummary, key: str, f) -> Set[str]:
     stepped: Set[str] = set()
     looped: Set[str] = set()
     trained = False  # call_loops is in source order: a training loop has been seen
-    for callee, name, around in f.call_loops:
+    for callee, name, around, _node in f.call_loops:
         kinds = [loops.get(lp) for lp in around]
         if True in kinds:  # in a step loop: every step (resolved calls are hot through the loop's calls)
             trained = True
@@ -76,6 +78,30 @@ def _split_calls(s: FileSummary, key: str, f) -> Set[str]:
         if values:
             table[key] = values
     return epoch[0] - stepped - looped
+
+
+def _guarded(s: FileSummary, key: str, f) -> None:
+    """Callees (and method names) that the function calls only in branches that run once or
+    periodically (``if batch_idx < 10: dm.plot(x)``): ``guarded_calls`` / ``guarded_methods``, with
+    the more frequent class where calls differ."""
+    classes = guarded_calls(f.node, training_loops(f.node, f.hot_loops) if f.hot_loops else {})
+    if not classes:
+        return
+    calls: dict = {}
+    names: dict = {}
+    for callee, name, _around, node in f.call_loops:
+        cls = classes.get(id(node))
+        for table, k in ((calls, callee), (names, name)):
+            if k is not None:
+                # one call outside such a branch runs it as often as the function runs
+                table[k] = None if cls is None or table.get(k, cls) is None else (
+                    PERIODIC if PERIODIC in (cls, table.get(k, cls)) else cls)
+    calls = {k: v for k, v in calls.items() if v is not None}
+    names = {k: v for k, v in names.items() if v is not None and k in _named((k,))}
+    if calls:
+        s.guarded_calls[key] = calls
+    if names:
+        s.guarded_methods[key] = names
 
 
 _WRITE_MODES = frozenset("wx")
@@ -106,6 +132,7 @@ def summarise(index: FileIndex) -> FileSummary:
         s.names[key] = f.name
         # calls in an epoch loop outside its step loop run once per epoch: no hot roots
         epoch_only = _split_calls(s, key, f) if f.hot_loops else set()
+        _guarded(s, key, f)
         s.loop_calls.update(f.hot_calls - epoch_only)
         if not f.hot_loops:
             # by name, from a function whose frequency is unknown, in a loop or not: it may not

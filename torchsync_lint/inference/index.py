@@ -216,8 +216,6 @@ class FileIndex(Bindings, TensorUses, BatchLoops, cst.CSTVisitor):
         if info.array_uses and info.device_moves:
             info.tensor_uses |= info.array_uses & info.device_moves
         self._shadow_locals(info, self._builtin_uses.pop(), self._nested_defs.pop())
-        if not info.hot_loops:
-            info.call_loops = []  # only a function with a training loop needs them
         self._scopes.pop()
         self._loop_stack, self._loop_calls, self._for_targets, self._no_grad = self._saved_loops.pop()
 
@@ -437,7 +435,7 @@ class FileIndex(Bindings, TensorUses, BatchLoops, cst.CSTVisitor):
         if caller is not None and by_name is not None:
             (caller.looped_method_names if self._loop_stack else caller.method_names).add(by_name)
         if caller is not None:
-            caller.call_loops.append((key, by_name, tuple(id(lp) for lp in self._loop_stack)))
+            caller.call_loops.append((key, by_name, tuple(id(lp) for lp in self._loop_stack), node))
         if key is not None:
             if key.startswith("torch."):
                 self.torch_calls.setdefault(key, []).append(node)
