@@ -306,9 +306,10 @@ def test_references_holding_tuples_come_back_from_the_cache():
 
     ref = (HANDED, ("method", "hb.base.AutoRegressive", "decode_autoregressive"), 0, None, "prev", 1)
     joined = ("join", Value(TENSOR), Value(TENSOR, device="cuda"))
-    report = FileReport("a.py", refs={ref, joined}, ref_values={ref: Value(TENSOR)})
+    nested = ("value", joined, 0)  # values inside a reference inside a reference: encoded too
+    report = FileReport("a.py", refs={ref, joined, nested}, ref_values={ref: Value(TENSOR)})
     back = report_data.from_json(json.loads(json.dumps(report_data.to_json(report))), FileReport)
-    assert back.refs == {ref, joined} and back.ref_values == {ref: Value(TENSOR)}
+    assert back.refs == {ref, joined, nested} and back.ref_values == {ref: Value(TENSOR)}
 
 
 def test_an_unrelated_edit_leaves_the_report_of_a_file_that_hands_a_function_on(tmp_path, monkeypatch):

@@ -43,7 +43,8 @@ def _value(d: dict) -> Value:
 
 
 def _ref_to_data(ref: tuple) -> list:
-    return [to_data(x) if isinstance(x, Value) else x for x in ref]
+    # a reference may hold another one (a handed function's target) with values inside it
+    return [to_data(x) if isinstance(x, Value) else _ref_to_data(x) if isinstance(x, tuple) else x for x in ref]
 
 
 def _ref_from_data(items: list) -> tuple:
