@@ -124,6 +124,7 @@ class FunctionInfo:
     # a CUDA tensor raises there, so a tensor held by such a name lives on the host (unless the
     # name is tested with isinstance: `np.unique(x) if isinstance(x, np.ndarray) else torch.unique(x)`)
     host_uses: Set[str] = field(default_factory=set)
+    has_if: bool = False  # the body (not a nested def) holds an `if` statement
     # names passed as a call's ``device=``: a ``None`` default there means the default device
     device_names: Set[str] = field(default_factory=set)
     # (callee key, call) of calls of functions that are not torch's: what a callee hands to numpy

@@ -23,6 +23,17 @@ _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _BLOCKS = (cst.IndentedBlock, cst.SimpleStatementSuite)
 _LOOPS = (cst.For, cst.While)
 _HANDLERS = (cst.ExceptHandler, cst.ExceptStarHandler)
+# type -> a statement, a suite or a clause the walk enters (an isinstance test of LibCST's abstract
+# bases is slow: memoised by concrete type)
+_ENTERED: Dict[type, bool] = {}
+
+
+def _entered(t: type) -> bool:
+    got = _ENTERED.get(t)
+    if got is None:
+        got = _ENTERED[t] = (issubclass(t, (cst.BaseStatement, cst.BaseSuite, cst.BaseSmallStatement))
+                             or t in _HANDLERS or t in (cst.Else, cst.Finally))
+    return got
 
 
 def _calls_in(node: cst.CSTNode, cls: str, out: Dict[int, str]) -> None:
@@ -68,8 +79,7 @@ def guarded_calls(func: cst.FunctionDef, loops: Dict[int, bool]) -> Dict[int, st
         cls = tracker.branch()
         children = list(iter_children(n))
         for c in reversed(children):
-            if isinstance(c, (cst.BaseStatement, cst.BaseSuite, cst.BaseSmallStatement)) or type(c) in _HANDLERS \
-                    or type(c) in (cst.Else, cst.Finally):
+            if _entered(type(c)):
                 stack.append((c, False))
             elif cls in _GUARDS:
                 _calls_in(c, cls, out)  # a test, an iterable, an expression statement's value

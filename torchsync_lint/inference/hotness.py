@@ -84,6 +84,8 @@ def _guarded(s: FileSummary, key: str, f) -> None:
     """Callees (and method names) that the function calls only in branches that run once or
     periodically (``if batch_idx < 10: dm.plot(x)``): ``guarded_calls`` / ``guarded_methods``, with
     the more frequent class where calls differ."""
+    if not f.has_if:
+        return  # no branch to run a call once or periodically
     classes = guarded_calls(f.node, training_loops(f.node, f.hot_loops) if f.hot_loops else {})
     if not classes:
         return

@@ -34,6 +34,8 @@ class Bindings:
 
     def visit_If(self, node: cst.If) -> None:
         self.mark_statement()
+        if self._func_stack:
+            self._func_stack[-1].has_if = True  # (calls in once / periodic branches: ``hotness._guarded``)
         # `if not isinstance(x, Image): continue` (or return, raise): past it, x is one (as after
         # `assert isinstance(x, Image)`)
         test = node.test
