@@ -20,6 +20,7 @@ from torchsync_lint.inference.defs import (  # noqa: F401
     FunctionInfo,
     bound_names,
     class_level,
+    positional_params,
     target_names,
 )
 from torchsync_lint.inference import torch_api as api
@@ -233,14 +234,10 @@ class CallSites(HeldSites):
         """What ``isinstance(name, Tensor)`` narrows an unrebound parameter to: the join of the
         tensors its calls pass (others may pass lists or numbers: ``add_state("preds", [])`` beside
         ``add_state("total", torch.tensor(0))``); None where none passes one."""
-        p = func.node.params
-        positional = [q.name.value for q in list(p.posonly_params) + list(p.params)]
-        kwonly = [q.name.value for q in p.kwonly_params]
-        if name not in positional and name not in kwonly:
+        where = {n: i for i, n in positional_params(func)}
+        if name not in where:
             return None
-        static = any(type(d.decorator) is cst.Name and d.decorator.value == "staticmethod"
-                     for d in func.node.decorators)
-        at = positional.index(name) - (1 if func.is_method and not static else 0) if name in positional else None
+        at = where[name]
         passed = self._passed_tensor(func, name, at)
         if passed is None and func.parent is None:
             passed = self._other_files_pass(func, name, at, tensors_only=True)

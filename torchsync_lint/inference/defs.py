@@ -225,6 +225,18 @@ def torch_dim_keyword(call: cst.Call) -> bool:
     return any(a.keyword is not None and a.keyword.value in ("dim", "keepdim") for a in call.args)
 
 
+def positional_params(func: FunctionInfo) -> List[Tuple[Optional[int], str]]:
+    """(position as callers count it, name) of each named parameter: ``self`` not counted for a
+    method, None for keyword-only ones."""
+    p = func.node.params
+    names: List[Tuple[Optional[int], str]] = list(
+        enumerate(q.name.value for q in list(p.posonly_params) + list(p.params)))
+    static = any(getattr(d.decorator, "value", None) == "staticmethod" for d in func.node.decorators)
+    if func.is_method and names and not static:
+        names = [(i - 1, n) for i, n in names[1:]]
+    return names + [(None, q.name.value) for q in p.kwonly_params]
+
+
 def param_named(node: cst.FunctionDef, name: str) -> Optional[cst.Param]:
     """The parameter of a def called ``name`` (None when it has none)."""
     return next((p for p in node_params(node) if p.name.value == name), None)

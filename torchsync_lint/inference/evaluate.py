@@ -26,6 +26,7 @@ from torchsync_lint.inference.defs import binding_names, bound_once, param_named
 from torchsync_lint.inference.calls import Calls
 from torchsync_lint.inference.containers import CONTAINER
 from torchsync_lint.inference.expressions import Expressions
+from torchsync_lint.inference.host_evidence import placed_on_host
 from torchsync_lint.inference.index import FileIndex, FunctionInfo
 from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.signatures import vague_tensors
@@ -100,6 +101,7 @@ class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summ
         self._params: Dict[int, Dict[str, Value]] = {}
         self._returns: Dict[int, Value] = {}
         self._summary: Dict[int, Scope] = {}
+        self._host_memo: Dict[int, frozenset] = {}  # ``host_evidence.HostEvidence.host_names``
         self._attrs: Dict[tuple, Value] = {}
         self._busy: Set[tuple] = set()
         # summaries cut short because they were asked for while being computed (recursion): a
@@ -273,14 +275,13 @@ class Evaluator(Calls, Expressions, TorchCalls, TensorMethods, Annotations, Summ
                 if value.kind == UNKNOWN and value.ref is None:
                     # `loss = criterion(out, y)` of an unknown criterion, then `loss.backward()`
                     value = evident_value(scope.func, target.value) or value
-            if ((value.kind == TENSOR and value.device is None or value.kind == UNKNOWN and value.ref is None)
-                    and scope.func is not None
-                    and target.value in self.host_names(scope.func) and target.value not in scope.func.type_tested
-                    and _bound_once(scope.func, target.value)
+            placed = placed_on_host(value) if scope.func is not None else None
+            if (placed is not None and target.value in self.host_names(scope.func)
+                    and target.value not in scope.func.type_tested and _bound_once(scope.func, target.value)
                     and param_named(scope.func.node, target.value) is None):
-                # a local that holds one value, handed to numpy as it is (`y.numpy()`): on the host
-                # (of a kind not known: a host array or tensor, `for row in image.data: np.asarray(row)`)
-                value = value.with_(device=CPU) if value.kind == TENSOR else tensor(CPU).with_(arraylike=True)
+                # a local that holds one value, handed to numpy as it is (`y.numpy()`,
+                # `for row in image.data: np.asarray(row)`): on the host
+                value = placed
             elif value.kind == TYPE and scope.func is None and scope.cls is None:
                 value = _named_dtype(target.value, value)
             scope.values[target.value] = value

@@ -16,7 +16,7 @@ from torchsync_lint.inference import torch_api as api
 from torchsync_lint.inference import torch_facts as facts
 from torchsync_lint.inference import named_tuples
 from torchsync_lint.inference.defs import item_key, string_key
-from torchsync_lint.inference.host_evidence import path_assigned
+from torchsync_lint.inference.host_evidence import path_assigned, placed_on_host
 from torchsync_lint.inference.scope import Scope
 from torchsync_lint.inference.signatures import refine_annotation
 from torchsync_lint.inference.values import (
@@ -187,12 +187,10 @@ class Expressions:
 
     def _attribute(self, e: cst.Attribute, scope: Scope) -> Value:
         v = self._attribute_value(e, scope)
-        if ((v.kind == TENSOR and v.device is None or v.kind == UNKNOWN and v.ref is None)
-                and scope.func is not None and type(e.value) is cst.Name
-                and e.value.value + "." + e.attr.value in self.host_names(scope.func)
+        placed = placed_on_host(v) if scope.func is not None and type(e.value) is cst.Name else None
+        if (placed is not None and e.value.value + "." + e.attr.value in self.host_names(scope.func)
                 and not path_assigned(scope.func, e.value.value, e.attr.value)):
-            # `image.data`, which the body hands to numpy as it is: a host tensor (or array)
-            return v.with_(device=CPU) if v.kind == TENSOR else tensor(CPU).with_(arraylike=True)
+            return placed  # `image.data`, which the body hands to numpy as it is
         return v
 
     def _attribute_value(self, e: cst.Attribute, scope: Scope) -> Value:

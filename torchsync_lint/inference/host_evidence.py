@@ -13,8 +13,9 @@ from typing import Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
-from torchsync_lint.inference.defs import FunctionInfo, binding_names, bound_names
+from torchsync_lint.inference.defs import FunctionInfo, binding_names, bound_names, bound_once, positional_params
 from torchsync_lint.inference.index_uses import KEEPING_METHODS
+from torchsync_lint.inference.values import CPU, TENSOR, UNKNOWN, Value, tensor
 
 # methods that may put their receiver elsewhere: `x = x.to(d)` is another tensor than the one handed on
 MOVING = frozenset(("to", "cuda", "type", "new_tensor"))
@@ -32,6 +33,16 @@ def host_root(expr: cst.BaseExpression) -> Optional[str]:
         else:
             break
     return expr.value if type(expr) is cst.Name else None
+
+
+def placed_on_host(v: Value) -> Optional[Value]:
+    """What host evidence makes of a value no device is known for: a host tensor (of a kind not
+    known, a host tensor or array); None for a placed value or another file's reference."""
+    if v.kind == TENSOR and v.device is None:
+        return v.with_(device=CPU)
+    if v.kind == UNKNOWN and v.ref is None:
+        return tensor(CPU).with_(arraylike=True)
+    return None
 
 
 def rebound_only_to_itself(func: FunctionInfo, name: str, except_methods: frozenset = frozenset()) -> bool:
@@ -53,26 +64,11 @@ def rebound_only_to_itself(func: FunctionInfo, name: str, except_methods: frozen
 def path_assigned(func: FunctionInfo, name: str, attr: str) -> bool:
     """``name.attr = ...`` (or ``name`` rebound more than once) somewhere in ``func``: the path may hold
     another value than the one handed to numpy."""
-    found = 0
     for b in func.bindings:
         for t in b[1] if isinstance(b[1], list) else [b[1]]:
             if type(t) is cst.Attribute and t.attr.value == attr and type(t.value) is cst.Name and t.value.value == name:
                 return True
-        if name in binding_names([b]):
-            found += 1
-    return found > 1
-
-
-def positional_params(func: FunctionInfo) -> List[Tuple[Optional[int], str]]:
-    """(position as callers count it, name) of each named parameter: ``self`` not counted for a
-    method, None for keyword-only ones."""
-    p = func.node.params
-    names: List[Tuple[Optional[int], str]] = list(
-        enumerate(q.name.value for q in list(p.posonly_params) + list(p.params)))
-    static = any(getattr(d.decorator, "value", None) == "staticmethod" for d in func.node.decorators)
-    if func.is_method and names and not static:
-        names = [(i - 1, n) for i, n in names[1:]]
-    return names + [(None, q.name.value) for q in p.kwonly_params]
+    return not bound_once(func, name)
 
 
 class HostEvidence:
@@ -81,7 +77,7 @@ class HostEvidence:
     _host_memo: Dict[int, FrozenSet[str]]
 
     def host_names(self, func: FunctionInfo) -> FrozenSet[str]:
-        memo = self.__dict__.setdefault("_host_memo", {})
+        memo = self._host_memo
         got = memo.get(id(func))
         if got is not None:
             return got

@@ -396,6 +396,7 @@ class FileIndex(Bindings, TensorUses, BatchLoops, cst.CSTVisitor):
         key = self.callee_key(func)
         caller = self._func_stack[-1] if self._func_stack else None
         self.tensor_arguments(node, key)
+        self.device_keywords(node)
         handed = numpy_argument(key, node) if caller is not None and not self._handlers else None
         if handed is not None:
             caller.host_uses.add(handed)

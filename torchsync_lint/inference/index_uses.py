@@ -86,16 +86,18 @@ class TensorUses:
                 and name not in binding_names(func.bindings[:self._stmt_mark])):
             func.early_tensor_uses.add(name)
 
+    def device_keywords(self, node: cst.Call) -> None:
+        """Names passed as a call's ``device=``: torch's (``torch.as_tensor(x, device=device)``) or a
+        helper's that hands it on (``cls._to_tensor(data, device=device)``)."""
+        if self._func_stack:
+            for a in node.args:
+                if a.keyword is not None and a.keyword.value == "device" and type(a.value) is cst.Name:
+                    self._func_stack[-1].device_names.add(a.value.value)
+
     def tensor_arguments(self, node: cst.Call, key) -> None:
         """``F.cross_entropy(out, y)``: names passed where every overload of a torch function takes
-        only a tensor (numbers, lists and numpy arrays are refused there); and names passed as a
-        call's ``device=`` (``torch.as_tensor(x, device=device)``)."""
-        if not self._func_stack or not node.args:
-            return
-        for a in node.args:  # torch's, or a helper's that hands it on (`cls._to_tensor(data, device=device)`)
-            if a.keyword is not None and a.keyword.value == "device" and type(a.value) is cst.Name:
-                self._func_stack[-1].device_names.add(a.value.value)
-        if key is None or not key.startswith("torch."):
+        only a tensor (numbers, lists and numpy arrays are refused there)."""
+        if not self._func_stack or key is None or not key.startswith("torch.") or not node.args:
             return
         positional = 0
         for a in node.args:

@@ -25,7 +25,7 @@ from torchsync_lint.inference.evaluate import EXTERNAL_ROOTS, Evaluator
 from torchsync_lint.inference.dispatch import dispatched_calls
 from torchsync_lint.inference.callgraph import FileSummary, summary_from_data, summary_to_data  # noqa: F401
 from torchsync_lint.inference.switches import own_log_prob, turns_validation_off
-from torchsync_lint.inference.defs import bound_names, declared_all, generated_fields, is_property
+from torchsync_lint.inference.defs import bound_names, declared_all, generated_fields, is_property, positional_params
 from torchsync_lint.inference.index import FileIndex
 from torchsync_lint.inference.values import (
     ITEMS,
@@ -207,15 +207,9 @@ def _method_calls(index: FileIndex, evaluator: Evaluator) -> List[list]:
 def _param_calls(index: FileIndex, evaluator: Evaluator, f) -> List[list]:
     """The calls ``f``'s body makes of its own parameters (a function handed to it, ``handed``):
     [position (``self`` not counted), name, args, kwargs]; args None where a call unpacks ``*args``."""
-    p = f.node.params
-    names: List[tuple] = list(enumerate(q.name.value for q in list(p.posonly_params) + list(p.params)))
-    static = any(getattr(d.decorator, "value", None) == "staticmethod" for d in f.node.decorators)
-    if f.is_method and names and not static:
-        names = [(i - 1, n) for i, n in names[1:]]
-    names += [(None, q.name.value) for q in p.kwonly_params]
     out: List[list] = []
     bound = bound_names(f)
-    for i, name in names:
+    for i, name in positional_params(f):
         if name in bound:
             continue
         for site in index.call_sites.get(name, ()):
